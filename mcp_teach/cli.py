@@ -1,0 +1,75 @@
+"""The ``mcp-teach`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from collections.abc import Sequence
+
+from mcp_teach.config import ConfigError, load_settings
+from mcp_teach.runners import TRANSPORTS, run_server
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.server``."""
+    parser.add_argument("--transport", choices=TRANSPORTS, help="how clients connect (default: MCP_TRANSPORT or stdio)")
+    parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="TCP port, 0 for any free one (default: MCP_PORT or 8000)")
+    parser.add_argument("--path", help="URL path (default: MCP_SSE_PATH /sse or MCP_STREAMABLE_PATH /mcp)")
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the calculator server with the options given, falling back to settings."""
+    settings = load_settings()
+    transport = args.transport or settings.mcp_transport
+    host = args.host or settings.mcp_host
+    if transport != "stdio" and not _is_loopback(host):
+        print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
+    run_server(
+        transport,
+        host=host,
+        port=settings.mcp_port if args.port is None else args.port,
+        path=args.path or settings.path_for(transport),
+    )
+    return 0
+
+
+def serve_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m mcp_teach.server``."""
+    parser = argparse.ArgumentParser(prog="python -m mcp_teach.server", description="Run the calculator MCP server.")
+    add_serve_arguments(parser)
+    return _run(serve, parser.parse_args(argv))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-teach", description="The mcp-teach course companion.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve_parser = commands.add_parser("serve", help="run the calculator MCP server")
+    add_serve_arguments(serve_parser)
+    serve_parser.set_defaults(handler=serve)
+    return parser
+
+
+def _run(handler, args: argparse.Namespace) -> int:
+    try:
+        return handler(args)
+    except ConfigError as error:
+        print(f"mcp-teach: configuration error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"mcp-teach: cannot start: {error}", file=sys.stderr)
+        return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mcp-teach`` console script."""
+    args = build_parser().parse_args(argv)
+    return _run(args.handler, args)

@@ -1,0 +1,126 @@
+"""Settings from the environment and ``.env``, validated in one place.
+
+Real environment variables win over ``.env``. A bad value raises
+:class:`ConfigError` naming the variable, the value and what would be valid.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from dotenv import dotenv_values, find_dotenv
+
+from mcp_teach.runners import LOOPBACK, TRANSPORTS, Transport
+
+T = TypeVar("T")
+
+#: The model name the offline teaching model answers to.
+OFFLINE_MODEL = "mcp-teach-offline"
+
+
+class ConfigError(ValueError):
+    """A setting has a value the course cannot use."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the course reads from ``.env``; see ``.env.example``."""
+
+    openai_api_key: str | None = field(default=None, repr=False)
+    openai_base_url: str | None = None
+    openai_model: str = OFFLINE_MODEL
+    mcp_transport: Transport = "stdio"
+    mcp_host: str = LOOPBACK
+    mcp_port: int = 8000
+    mcp_sse_path: str = "/sse"
+    mcp_streamable_path: str = "/mcp"
+    llm_max_tool_rounds: int = 5
+    #: The ``.env`` file the values came from, if one was found.
+    env_file: Path | None = None
+
+    @property
+    def uses_offline_model(self) -> bool:
+        """True unless a real provider is configured (a base URL or an API key)."""
+        return not (self.openai_base_url or self.openai_api_key)
+
+    def describe_llm(self) -> str:
+        """Which LLM backend is configured, without revealing the key."""
+        if self.uses_offline_model:
+            return f"offline teaching model ({OFFLINE_MODEL}), no API key needed"
+        key = "API key set (hidden)" if self.openai_api_key else "no API key"
+        where = self.openai_base_url or "https://api.openai.com/v1"
+        return f"OpenAI-compatible provider at {where}, model {self.openai_model}, {key}"
+
+    def path_for(self, transport: Transport) -> str:
+        """The URL path for an HTTP transport."""
+        return self.mcp_sse_path if transport == "sse" else self.mcp_streamable_path
+
+
+def _parse(values: Mapping[str, str | None], name: str, default: T, convert: Callable[[str], T], valid: str) -> T:
+    raw = values.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return convert(raw.strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not valid: expected {valid}.") from None
+
+
+def _transport(raw: str) -> Transport:
+    value = raw.lower().replace("_", "-")
+    if value not in TRANSPORTS:
+        raise ValueError(raw)
+    return value  # type: ignore[return-value]
+
+
+def _int_between(low: int, high: int) -> Callable[[str], int]:
+    def convert(raw: str) -> int:
+        number = int(raw)
+        if not low <= number <= high:
+            raise ValueError(raw)
+        return number
+
+    return convert
+
+
+def _url_path(raw: str) -> str:
+    if not raw.startswith("/") or " " in raw:
+        raise ValueError(raw)
+    return raw
+
+
+def _http_url(raw: str) -> str:
+    if not raw.startswith(("http://", "https://")):
+        raise ValueError(raw)
+    return raw.rstrip("/")
+
+
+def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Read settings from ``env_file`` (default: the nearest ``.env`` upwards) and the environment."""
+    path = Path(env_file) if env_file else (Path(found) if (found := find_dotenv(usecwd=True)) else None)
+    values: dict[str, str | None] = dict(dotenv_values(path)) if path and path.is_file() else {}
+    values.update(os.environ if environ is None else environ)
+    try:
+        return Settings(
+            openai_api_key=values.get("OPENAI_API_KEY") or None,
+            openai_base_url=_parse(values, "OPENAI_BASE_URL", None, _http_url, "an http:// or https:// URL"),
+            openai_model=_parse(values, "OPENAI_MODEL", OFFLINE_MODEL, str, "a model name"),
+            mcp_transport=_parse(values, "MCP_TRANSPORT", "stdio", _transport, "one of " + ", ".join(TRANSPORTS)),
+            mcp_host=_parse(values, "MCP_HOST", LOOPBACK, str, "a host name or IP address"),
+            mcp_port=_parse(values, "MCP_PORT", 8000, _int_between(1, 65535), "a whole number from 1 to 65535"),
+            mcp_sse_path=_parse(values, "MCP_SSE_PATH", "/sse", _url_path, "a URL path starting with '/'"),
+            mcp_streamable_path=_parse(
+                values, "MCP_STREAMABLE_PATH", "/mcp", _url_path, "a URL path starting with '/'"
+            ),
+            llm_max_tool_rounds=_parse(
+                values, "LLM_MAX_TOOL_ROUNDS", 5, _int_between(1, 50), "a whole number from 1 to 50"
+            ),
+            env_file=path if path and path.is_file() else None,
+        )
+    except ConfigError as error:
+        where = f" (read from {path})" if path and path.is_file() else ""
+        raise ConfigError(f"{error}{where}") from None

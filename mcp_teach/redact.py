@@ -1,0 +1,39 @@
+"""Keep credentials out of everything the course records or prints."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+#: Header names whose values are credentials, compared in lower case.
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
+
+#: Strings that look like API keys or bearer tokens wherever they appear.
+SECRET_PATTERN = re.compile(r"(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,})|(?:(?<=Bearer )[A-Za-z0-9._~+/=-]{8,})")
+
+
+def redact_text(text: str) -> str:
+    """Replace key-like substrings (``sk-...``, bearer tokens) in ``text``."""
+    return SECRET_PATTERN.sub(REDACTED, text)
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Copy ``headers`` (names in lower case) with credential values replaced."""
+    return {
+        name.lower(): REDACTED if name.lower() in SECRET_HEADERS else redact_text(value)
+        for name, value in headers.items()
+    }
+
+
+def redact_json(value: Any) -> Any:
+    """Return ``value`` with key-like strings redacted at any depth (same object if clean)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_json(item) for key, item in value.items()}
+    return value

@@ -1,0 +1,199 @@
+"""What a capture holds: JSON-RPC messages in wire order, with their direction.
+
+A :class:`Capture` is a list of :class:`WireMessage` objects plus the helpers a
+lesson needs: pairing a response with its request, the sequence of methods,
+and JSON Lines export/import.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.shared.message import SessionMessage
+
+from mcp_teach.http_recording import HttpExchange
+from mcp_teach.redact import redact_json
+
+Direction = Literal["client->server", "server->client"]
+Kind = Literal["request", "notification", "response", "error"]
+
+CLIENT_TO_SERVER: Direction = "client->server"
+SERVER_TO_CLIENT: Direction = "server->client"
+
+
+def wire_dict(message: SessionMessage) -> dict[str, Any]:
+    """The message as the JSON object a transport writes (key order included)."""
+    return message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def message_kind(message: dict[str, Any]) -> Kind:
+    """Classify a JSON-RPC message the way the specification does."""
+    if "method" in message:
+        return "request" if "id" in message else "notification"
+    return "error" if "error" in message else "response"
+
+
+class WireMessage:
+    """One JSON-RPC message exactly as it crossed the wire.
+
+    A live capture keeps the SDK's message object and turns it into the wire
+    dict (credentials redacted) only when the lesson looks at it, so recording
+    costs next to nothing on the hot path.
+    """
+
+    __slots__ = ("_message", "_source", "at", "direction")
+
+    def __init__(
+        self,
+        direction: Direction,
+        message: dict[str, Any] | None = None,
+        at: float = 0.0,
+        *,
+        source: SessionMessage | None = None,
+    ) -> None:
+        if (message is None) == (source is None):
+            raise ValueError("give either the message dict or the SessionMessage it came from")
+        self.direction = direction
+        #: ``time.monotonic()`` when the message crossed the transport.
+        self.at = at
+        self._message = message
+        self._source = source
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The JSON object on the wire (key order included), credentials redacted."""
+        if self._message is None:
+            self._message = redact_json(wire_dict(self._source))
+            self._source = None
+        return self._message
+
+    @property
+    def kind(self) -> Kind:
+        return message_kind(self.message)
+
+    @property
+    def method(self) -> str | None:
+        return self.message.get("method")
+
+    @property
+    def id(self) -> int | str | None:
+        return self.message.get("id")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": "jsonrpc", "direction": self.direction, "at": self.at, "message": self.message}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WireMessage:
+        return cls(data["direction"], data["message"], data["at"])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, WireMessage):
+            return NotImplemented
+        return (self.direction, self.at, self.message) == (other.direction, other.at, other.message)
+
+    def __repr__(self) -> str:
+        label = self.method or self.kind
+        return f"<WireMessage {self.direction} {label} id={self.id!r}>"
+
+
+@dataclass
+class Capture:
+    """The messages of one or more sessions, in the order they crossed the wire."""
+
+    messages: list[WireMessage] = field(default_factory=list)
+    #: HTTP exchanges under the messages (SSE and streamable HTTP only).
+    http: list[HttpExchange] = field(default_factory=list)
+
+    def record(self, direction: Direction, message: SessionMessage, at: float) -> None:
+        """Append a message as it crosses the transport (converted lazily)."""
+        self.messages.append(WireMessage(direction, at=at, source=message))
+
+    def record_http(self, exchange: HttpExchange) -> None:
+        self.http.append(exchange)
+
+    def clear(self) -> None:
+        """Forget everything recorded so far (the connection stays open)."""
+        self.messages.clear()
+        self.http.clear()
+
+    def __iter__(self) -> Iterator[WireMessage]:
+        return iter(self.messages)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __getitem__(self, index: int) -> WireMessage:
+        return self.messages[index]
+
+    def methods(self) -> list[str]:
+        """Method names in order; a response is named ``"<method> (result)"`` or ``"(error)"``."""
+        names = []
+        for wire in self.messages:
+            if wire.method is not None:
+                names.append(wire.method)
+            else:
+                request = self.request_for(wire)
+                answered = request.method if request else "?"
+                names.append(f"{answered} ({'error' if wire.kind == 'error' else 'result'})")
+        return names
+
+    def requests(self, method: str | None = None) -> list[WireMessage]:
+        """Requests (optionally only those of ``method``), in order."""
+        return [w for w in self.messages if w.kind == "request" and method in (None, w.method)]
+
+    def request_for(self, response: WireMessage) -> WireMessage | None:
+        """The request a response answers: same id, opposite direction, sent before it."""
+        for wire in reversed(self.messages[: self._index(response)]):
+            if wire.kind == "request" and wire.id == response.id and wire.direction != response.direction:
+                return wire
+        return None
+
+    def response_to(self, request: WireMessage) -> WireMessage | None:
+        """The response (result or error) that answers ``request``, if it arrived."""
+        for wire in self.messages[self._index(request) + 1 :]:
+            if wire.kind in ("response", "error") and wire.id == request.id and wire.direction != request.direction:
+                return wire
+        return None
+
+    def pairs(self) -> list[tuple[WireMessage, WireMessage | None]]:
+        """Every request with its response (``None`` if none came back)."""
+        return [(request, self.response_to(request)) for request in self.requests()]
+
+    def to_jsonl(self, path: str | Path) -> Path:
+        """Write one JSON object per line: each message, then each HTTP exchange."""
+        path = Path(path)
+        with path.open("w", encoding="utf-8") as out:
+            for wire in self.messages:
+                out.write(json.dumps(wire.to_json(), ensure_ascii=False) + "\n")
+            for exchange in self.http:
+                out.write(json.dumps({"type": "http", **exchange.to_json()}, ensure_ascii=False) + "\n")
+        return path
+
+    @classmethod
+    def from_jsonl(cls, path: str | Path) -> Capture:
+        """Load a capture written by :meth:`to_jsonl`."""
+        capture = cls()
+        for line in Path(path).read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            data = json.loads(line)
+            if data.pop("type", "jsonrpc") == "http":
+                capture.http.append(HttpExchange.from_json(data))
+            else:
+                capture.messages.append(WireMessage.from_json(data))
+        return capture
+
+    @classmethod
+    def of(cls, messages: Iterable[WireMessage]) -> Capture:
+        """A capture holding a selection of another capture's messages."""
+        return cls(list(messages))
+
+    def _index(self, wire: WireMessage) -> int:
+        for index, candidate in enumerate(self.messages):
+            if candidate is wire:
+                return index
+        raise ValueError("message is not part of this capture")
