@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from mcp_teach.config import ConfigError, load_settings
 from mcp_teach.runners import TRANSPORTS, run_server
@@ -49,12 +50,27 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     return _run(serve, parser.parse_args(argv))
 
 
+def execute_notebooks(args: argparse.Namespace) -> int:
+    """Re-run lesson notebooks in fresh kernels and save their outputs."""
+    from mcp_teach.authoring import execute_notebook, lesson_notebooks
+
+    for path in args.notebooks or lesson_notebooks():
+        print(f"executing {path} ...", file=sys.stderr, flush=True)
+        execute_notebook(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-teach", description="The mcp-teach course companion.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve", help="run the calculator MCP server")
     add_serve_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
+    execute_parser = commands.add_parser(
+        "execute-notebooks", help="re-run the lesson notebooks and save their outputs (for contributors)"
+    )
+    execute_parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/[0-9][0-9]_*.ipynb")
+    execute_parser.set_defaults(handler=execute_notebooks)
     return parser
 
 

@@ -57,9 +57,15 @@ TOOLS = {
 }
 
 
-def build_calculator_server() -> FastMCP:
-    """Create a fresh calculator server with the four calculator_* tools."""
-    server = FastMCP(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION)
+def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
+    """Create a fresh calculator server with the four calculator_* tools.
+
+    ``list_page_size`` makes ``tools/list`` answer in pages of that many tools
+    (with a ``nextCursor``), to show pagination.
+    """
+    server = FastMCP(
+        SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION, list_page_size=list_page_size
+    )
     for function, (title, description) in TOOLS.items():
         server.tool(function, title=title, description=description)
     return server

@@ -1,0 +1,110 @@
+"""Talk to the stdio server with hand-written JSON-RPC lines, no MCP library in between.
+
+Lessons use it to send what a well-behaved client never would (an unknown
+protocol version, malformed JSON, an unknown method) and to look at the
+server's exact reply::
+
+    async with RawStdioServer() as server:
+        replies = await server.exchange({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp_teach.runners import STDIO_LOG
+from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
+
+#: How long to wait for a reply line before deciding the server sent none.
+REPLY_TIMEOUT = 5.0
+
+
+class RawStdioServer:
+    """``python -m mcp_teach.server --transport stdio`` as a subprocess with raw pipes.
+
+    Everything written and read is kept in :attr:`capture` (lines that are not
+    JSON objects are kept as ``{"raw": "<text>"}``).
+    """
+
+    def __init__(self, log_file: Path = STDIO_LOG) -> None:
+        self.log_file = log_file
+        self.capture = Capture()
+        self._process: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> RawStdioServer:
+        with self.log_file.open("a") as log:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "mcp_teach.server",
+                "--transport",
+                "stdio",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=log,
+            )
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        process = self._require_process()
+        if process.stdin and not process.stdin.is_closing():
+            process.stdin.close()
+        try:
+            await asyncio.wait_for(process.wait(), timeout=5)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+    def _require_process(self) -> asyncio.subprocess.Process:
+        if self._process is None:
+            raise RuntimeError("use 'async with RawStdioServer() as server:' first")
+        return self._process
+
+    async def send(self, message: dict[str, Any] | str) -> None:
+        """Write one line: a dict is encoded as JSON, a str is sent exactly as given."""
+        process = self._require_process()
+        line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
+        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, _as_object(line), _now()))
+        assert process.stdin is not None
+        process.stdin.write(line.encode() + b"\n")
+        await process.stdin.drain()
+
+    async def receive(self, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+        """The next line from the server as a dict, or ``None`` if none came in time."""
+        process = self._require_process()
+        assert process.stdout is not None
+        try:
+            line = await asyncio.wait_for(process.stdout.readline(), timeout)
+        except TimeoutError:
+            return None
+        if not line:
+            return None
+        message = _as_object(line.decode().rstrip("\n"))
+        self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, _now()))
+        return message
+
+    async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+        """Send one line and return the server's reply (``None`` for a notification: none comes)."""
+        await self.send(message)
+        wait = timeout if _expects_reply(message) else 0.3
+        return await self.receive(wait)
+
+
+def _expects_reply(message: dict[str, Any] | str) -> bool:
+    return not (isinstance(message, dict) and "method" in message and "id" not in message)
+
+
+def _as_object(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {"raw": line}
+    return value if isinstance(value, dict) else {"raw": line}
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
