@@ -21,6 +21,7 @@ ERROR_CODES: dict[int, str] = {
     -32601: "Method not found: the server does not implement this method",
     -32602: "Invalid params: the method exists but the parameters are wrong",
     -32603: "Internal error: the server failed while handling the request",
+    -32022: "Unsupported protocol version (MCP): error.data lists the versions the server supports",
 }
 
 
