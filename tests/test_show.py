@@ -1,0 +1,91 @@
+"""How captures are shown: numbering, pairing, folding, and the HTML/plain-text twins."""
+
+import asyncio
+import json
+
+import pytest
+
+from mcp_teach.capture import CaptureTransport
+from mcp_teach.client import teaching_client
+from mcp_teach.server import build_calculator_server
+from mcp_teach.show import abbreviate, pretty_json, show, summary, table
+
+
+@pytest.fixture(scope="module")
+def legacy_capture() -> CaptureTransport:
+    """A real in-memory session: handshake, tools/list, one successful and one failing call."""
+
+    async def run() -> CaptureTransport:
+        capture = CaptureTransport(build_calculator_server())
+        async with teaching_client(capture, mode="legacy") as client:
+            await client.list_tools()
+            await client.call_tool("calculator_add", {"a": 1, "b": 2})
+            await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
+        return capture
+
+    return asyncio.run(run())
+
+
+def test_text_numbers_every_message_with_direction_and_pairing(legacy_capture):
+    text = show(legacy_capture).text()
+    assert text.startswith("#1 client → server  initialize  (request id=1)")
+    assert "#2 server → client  result of #1 initialize  (response id=1)" in text
+    assert "#3 client → server  notifications/initialized  (notification)" in text
+    assert "#9 server → client  result of #8 tools/call  (response id=4)" in text
+    assert text.count("\n#") == len(legacy_capture.capture) - 1
+
+
+def test_text_body_is_the_message_as_indented_json(legacy_capture):
+    text = show(legacy_capture.capture[0]).text()
+    body = "\n".join(line[4:] for line in text.splitlines()[1:])
+    assert json.loads(body) == legacy_capture.capture[0].message
+
+
+def test_methods_filter_keeps_requests_and_their_responses_with_original_numbers(legacy_capture):
+    text = show(legacy_capture, methods=["tools/call"]).text()
+    headlines = [line for line in text.splitlines() if line.startswith("#")]
+    assert [h.split()[0] for h in headlines] == ["#6", "#7", "#8", "#9"]
+    assert "initialize" not in text
+
+
+def test_fold_and_max_items_abbreviate_without_losing_the_rest(legacy_capture):
+    text = show(legacy_capture, methods=["tools/list"], fold=["result.tools.*.inputSchema"], max_items=1).text()
+    assert '"inputSchema": {… 3 keys}' in text or '"inputSchema": {… 4 keys}' in text
+    assert "… 3 more" in text
+    assert '"name": "calculator_add"' in text
+    assert "calculator_subtract" not in text
+
+
+def test_abbreviate_does_not_change_its_input():
+    value = {"result": {"tools": [{"a": {"x": 1}}, {"a": {"y": 2}}]}}
+    before = json.dumps(value)
+    folded = abbreviate(value, fold=["result.tools.*.a"], max_items=1)
+    assert json.dumps(value) == before
+    assert pretty_json(folded).count("{… 1 keys}") == 1
+    assert "… 1 more" in pretty_json(folded)
+
+
+def test_html_highlights_and_marks_tool_errors_red(legacy_capture):
+    html = show(legacy_capture)._repr_html_()
+    assert html.count("<details open") == len(legacy_capture.capture)
+    assert "#cf222e" in html  # the isError result
+    assert "#1f6feb" in html and "#1a7f37" in html  # both directions
+    assert "<span" in html  # pygments highlighting
+
+
+def test_summary_classifies_every_message(legacy_capture):
+    text = repr(summary(legacy_capture))
+    lines = text.splitlines()
+    assert len(lines) == 2 + len(legacy_capture.capture)
+    assert "notification  notifications/initialized" in text
+    assert "#1 initialize" in lines[3]
+
+
+def test_table_aligns_text_and_escapes_html():
+    shown = table(["a", "b"], [["<x>", 1], ["long value", 22]])
+    assert repr(shown).splitlines()[0] == "a           b"
+    assert "&lt;x&gt;" in shown._repr_html_()
+
+
+def test_empty_capture_says_so():
+    assert show([]).text() == "(no messages)"
