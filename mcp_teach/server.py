@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 
 from fastmcp import FastMCP
-from fastmcp.exceptions import ToolError
+from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
+from fastmcp.server.middleware import Middleware, MiddlewareContext
+from pydantic import ValidationError as PydanticValidationError
 
 SERVER_NAME = "mcp-teach-calculator"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -57,6 +59,35 @@ TOOLS = {
 }
 
 
+def explain_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
+    """One readable sentence per wrong argument, instead of pydantic's full report."""
+    problems = []
+    for item in error.errors():
+        name = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] in ("missing", "missing_argument"):
+            problems.append(f"argument '{name}' is missing")
+        elif item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
+            problems.append(f"unexpected argument '{name}'")
+        else:
+            problems.append(f"argument '{name}': {item['msg']} (got {item['input']!r})")
+    return f"Invalid arguments for {tool}: " + "; ".join(problems) + "."
+
+
+class ExplainInvalidArguments(Middleware):
+    """Report wrong, missing or extra tool arguments as a short tool error a student (or model) can act on."""
+
+    async def on_call_tool(self, context: MiddlewareContext, call_next):
+        try:
+            return await call_next(context)
+        except NotFoundError:
+            known = ", ".join(sorted(tool.name for tool in await context.fastmcp_context.fastmcp.list_tools()))
+            raise ToolError(f"Unknown tool: {context.message.name!r}. This server has: {known}.") from None
+        except ValidationError as error:
+            if not isinstance(error.__cause__, PydanticValidationError):
+                raise
+            raise ToolError(explain_invalid_arguments(context.message.name, error.__cause__)) from error
+
+
 def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
     """Create a fresh calculator server with the four calculator_* tools.
 
@@ -64,7 +95,11 @@ def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
     (with a ``nextCursor``), to show pagination.
     """
     server = FastMCP(
-        SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION, list_page_size=list_page_size
+        SERVER_NAME,
+        instructions=SERVER_INSTRUCTIONS,
+        version=SERVER_VERSION,
+        list_page_size=list_page_size,
+        middleware=[ExplainInvalidArguments()],
     )
     for function, (title, description) in TOOLS.items():
         server.tool(function, title=title, description=description)
