@@ -8,7 +8,7 @@ PURPOSE: dict[str, str] = {
     "server/discover": "client asks which versions and capabilities the server has (2026-07-28, no handshake)",
     "tools/list": "client asks which tools the server offers",
     "tools/call": "client asks the server to run one tool with arguments",
-    "ping": "either side checks the other is still there",
+    "ping": "either side checks the other is still there (2025-11-25 sessions; not a 2026-07-28 method)",
     "notifications/cancelled": "a side gives up on a request it sent",
     "notifications/progress": "progress report for a long-running request",
     "notifications/message": "a log message from the server",

@@ -8,6 +8,7 @@ credentials redacted, so a lesson can show the framing itself.
 
 from __future__ import annotations
 
+import codecs
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -47,16 +48,30 @@ class HttpExchange:
 
 
 class _RecordingBody(httpx2.AsyncByteStream):
-    """A response body that copies each chunk into its exchange as it is read."""
+    """A response body that copies each chunk into its exchange as it is read.
+
+    A network chunk can end inside a UTF-8 character or inside a key, so the
+    text is decoded incrementally and redacted a whole line at a time (keys
+    never span lines); the unfinished last line is re-redacted as it grows.
+    """
 
     def __init__(self, inner: httpx2.AsyncByteStream, exchange: HttpExchange) -> None:
         self._inner = inner
         self._exchange = exchange
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._lines = ""  # complete lines, redacted
+        self._tail = ""  # the unfinished last line, not yet redacted
+
+    def _add(self, text: str) -> None:
+        lines, newline, self._tail = (self._tail + text).rpartition("\n")
+        self._lines += redact_text(lines + newline)
+        self._exchange.response_body = self._lines + redact_text(self._tail)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
-            self._exchange.response_body += redact_text(chunk.decode("utf-8", "replace"))
+            self._add(self._decoder.decode(chunk))
             yield chunk
+        self._add(self._decoder.decode(b"", final=True))
 
     async def aclose(self) -> None:
         self._exchange.ended_at = time.monotonic()

@@ -23,6 +23,8 @@ def setup_notebook() -> None:
     - ``nest_asyncio`` lets ``asyncio.run(...)`` work inside a cell (cells can
       also simply ``await``).
     """
+    import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
+
     logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
     nest_asyncio.apply()
 

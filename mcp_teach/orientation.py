@@ -4,17 +4,14 @@ from __future__ import annotations
 
 import sys
 from importlib.util import find_spec
-from typing import Any, Literal
+from typing import Any
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.config import ConfigError, load_settings
-from mcp_teach.runners import serve_http, stdio_transport
-from mcp_teach.server import build_calculator_server
+from mcp_teach.connections import CONNECTIONS, Connection, calculator_target
 from mcp_teach.show import table
 
-Connection = Literal["in-memory", "stdio", "sse", "streamable-http"]
-CONNECTIONS: tuple[Connection, ...] = ("in-memory", "stdio", "sse", "streamable-http")
 HOW = {
     "in-memory": "server object in this kernel, no I/O",
     "stdio": "subprocess, JSON lines over stdin/stdout",
@@ -40,18 +37,11 @@ def check_environment():
 
 async def try_connection(connection: Connection) -> tuple[Any, ...]:
     """Start the calculator on ``connection``, call ``calculator_add(1, 2)``, stop it; report what happened."""
-    if connection in ("sse", "streamable-http"):
-        async with serve_http(connection) as url:
-            return await _exercise(connection, url)
-    target = build_calculator_server() if connection == "in-memory" else stdio_transport()
-    return await _exercise(connection, target)
-
-
-async def _exercise(connection: Connection, target: Any) -> tuple[Any, ...]:
-    capture = CaptureTransport(target)
-    async with teaching_client(capture) as client:
-        tools = await client.list_tools()
-        result = await client.call_tool("calculator_add", {"a": 1, "b": 2})
+    async with calculator_target(connection) as target:
+        capture = CaptureTransport(target)
+        async with teaching_client(capture) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("calculator_add", {"a": 1, "b": 2})
     first = capture.capture[0].method
     return (connection, HOW[connection], first, len(tools), result.data, len(capture.capture))
 

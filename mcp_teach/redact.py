@@ -11,8 +11,11 @@ REDACTED = "[REDACTED]"
 #: Header names whose values are credentials, compared in lower case.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
 
-#: Strings that look like API keys or bearer tokens wherever they appear.
-SECRET_PATTERN = re.compile(r"(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,})|(?:(?<=Bearer )[A-Za-z0-9._~+/=-]{8,})")
+#: Strings that look like API keys or bearer tokens wherever they appear (``sk-`` only at the start of a word,
+#: so ``risk-assessment-...`` stays as it is).
+SECRET_PATTERN = re.compile(
+    r"(?:(?<![A-Za-z0-9_-])sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,})|(?:(?<=Bearer )[A-Za-z0-9._~+/=-]{8,})"
+)
 
 
 def redact_text(text: str) -> str:

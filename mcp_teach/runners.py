@@ -152,6 +152,8 @@ def run_server(
             return
         path = path or DEFAULT_PATHS[transport]
         sock = bind_socket(host, port)
+        # Listen before announcing the URL: a client that connects as soon as it reads it is queued, not refused.
+        sock.listen(2048)
         url = server_url(host, sock.getsockname()[1], path)
         print(f"mcp-teach calculator: {transport} on {url}  (Ctrl-C stops it)", file=sys.stderr, flush=True)
         app = _http_app(server, transport, path, host)

@@ -22,8 +22,10 @@ SERVER_INSTRUCTIONS = (
 )
 
 
-def _finite(value: float, operation: str) -> float:
-    """JSON has no ``inf`` or ``NaN``: a non-finite result (overflow) is a tool error."""
+def _finite(value: float, operation: str, a: float, b: float) -> float:
+    """JSON has no ``inf`` or ``NaN``: non-finite operands (``"inf"``) and results (overflow) are tool errors."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        raise ToolError(f"The operands of {operation} must be finite numbers, got a={a}, b={b}.")
     if not math.isfinite(value):
         raise ToolError(f"The result of {operation} is not a finite number (overflow). Use smaller operands.")
     return value
@@ -31,24 +33,24 @@ def _finite(value: float, operation: str) -> float:
 
 def calculator_add(a: float, b: float) -> float:
     """Add two numbers and return a + b."""
-    return _finite(a + b, "a + b")
+    return _finite(a + b, "a + b", a, b)
 
 
 def calculator_subtract(a: float, b: float) -> float:
     """Subtract b from a and return a - b."""
-    return _finite(a - b, "a - b")
+    return _finite(a - b, "a - b", a, b)
 
 
 def calculator_multiply(a: float, b: float) -> float:
     """Multiply two numbers and return a * b."""
-    return _finite(a * b, "a * b")
+    return _finite(a * b, "a * b", a, b)
 
 
 def calculator_divide(a: float, b: float) -> float:
     """Divide a by b and return a / b; dividing by zero is a tool error."""
     if b == 0:
         raise ToolError("Cannot divide by zero: argument 'b' must not be 0.")
-    return _finite(a / b, "a / b")
+    return _finite(a / b, "a / b", a, b)
 
 
 TOOLS = {

@@ -33,11 +33,15 @@ def _placeholder(text: str) -> str:
     return f"{_FOLD}{text}"
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")
+
+
 def _summarise(value: Any) -> str:
     if isinstance(value, dict):
-        return _placeholder(f"{{… {len(value)} keys}}")
+        return _placeholder(f"{{… {_count(len(value), 'key')}}}")
     if isinstance(value, list):
-        return _placeholder(f"[… {len(value)} items]")
+        return _placeholder(f"[… {_count(len(value), 'item')}]")
     return _placeholder("…")
 
 
@@ -84,6 +88,9 @@ class _Row:
             kind = f"{wire.kind} id={wire.id}" if wire.kind == "request" else "notification"
             text = f"{wire.method}  ({kind})"
             note = purpose(wire.method)
+        elif wire.kind == "invalid":
+            text = "not a JSON-RPC message"
+            note = ""
         else:
             outcome = "error" if wire.kind == "error" else "result"
             of = f"#{self.answers} " if self.answers is not None else ""

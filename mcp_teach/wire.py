@@ -19,7 +19,7 @@ from mcp_teach.http_recording import HttpExchange
 from mcp_teach.redact import redact_json
 
 Direction = Literal["client->server", "server->client"]
-Kind = Literal["request", "notification", "response", "error"]
+Kind = Literal["request", "notification", "response", "error", "invalid"]
 
 CLIENT_TO_SERVER: Direction = "client->server"
 SERVER_TO_CLIENT: Direction = "server->client"
@@ -31,10 +31,12 @@ def wire_dict(message: SessionMessage) -> dict[str, Any]:
 
 
 def message_kind(message: dict[str, Any]) -> Kind:
-    """Classify a JSON-RPC message the way the specification does."""
+    """Classify a JSON-RPC message the way the specification does (``invalid``: none of the four)."""
     if "method" in message:
         return "request" if "id" in message else "notification"
-    return "error" if "error" in message else "response"
+    if "error" in message:
+        return "error"
+    return "response" if "result" in message else "invalid"
 
 
 class WireMessage:
@@ -135,6 +137,8 @@ class Capture:
         for wire in self.messages:
             if wire.method is not None:
                 names.append(wire.method)
+            elif wire.kind == "invalid":
+                names.append("(invalid)")
             else:
                 request = self.request_for(wire)
                 answered = request.method if request else "?"

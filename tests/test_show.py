@@ -61,7 +61,7 @@ def test_abbreviate_does_not_change_its_input():
     before = json.dumps(value)
     folded = abbreviate(value, fold=["result.tools.*.a"], max_items=1)
     assert json.dumps(value) == before
-    assert pretty_json(folded).count("{… 1 keys}") == 1
+    assert pretty_json(folded).count("{… 1 key}") == 1
     assert "… 1 more" in pretty_json(folded)
 
 

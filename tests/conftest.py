@@ -1,0 +1,215 @@
+"""Shared fixtures: run async code, open the calculator on every transport, run the CLI, leave nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+import pytest
+
+from mcp_teach.runners import serve_http, stdio_transport
+from mcp_teach.server import build_calculator_server
+
+#: Generous limit that only stops a hung test; nothing asserts on how long anything takes.
+HANG_TIMEOUT = 60
+
+
+def _run_async(function: Callable[..., Any], *args: Any, timeout: float = HANG_TIMEOUT) -> Any:
+    async def main() -> Any:
+        with anyio.fail_after(timeout):
+            return await function(*args)
+
+    return asyncio.run(main())
+
+
+@pytest.fixture(scope="session")
+def run() -> Callable[..., Any]:
+    """``run(async_fn, *args)`` runs it in a fresh event loop (there is no pytest-asyncio)."""
+    return _run_async
+
+
+@pytest.fixture(scope="session")
+def open_calculator(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Any]:
+    """``async with open_calculator(kind) as target`` gives what ``Client(...)`` connects to for that transport."""
+    log_file = tmp_path_factory.mktemp("stdio") / "server.log"
+
+    @contextlib.asynccontextmanager
+    async def open_target(kind: str) -> AsyncIterator[Any]:
+        if kind == "memory":
+            yield build_calculator_server()
+        elif kind == "stdio":
+            yield stdio_transport(log_file=log_file)
+        else:
+            async with serve_http(kind) as url:
+                yield url
+
+    return open_target
+
+
+def _clean_env(**overrides: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "OPENAI_", "LLM_"))}
+    env.update(overrides)
+    return env
+
+
+@pytest.fixture(scope="session")
+def clean_env() -> Callable[..., dict[str, str]]:
+    """``clean_env(**overrides)``: the test environment without course settings, plus ``overrides``."""
+    return _clean_env
+
+
+class CliServer:
+    """A server started from the command line, its stderr read in the background."""
+
+    URL = re.compile(r"on (http://\S+)")
+
+    def __init__(self, argv: list[str], *, cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env=env or _clean_env(),
+        )
+        self.stderr_lines: list[str] = []
+        self._url_seen = threading.Event()
+        self._reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+
+    def _read_stderr(self) -> None:
+        for line in self.process.stderr:
+            self.stderr_lines.append(line)
+            if self.URL.search(line):
+                self._url_seen.set()
+        self._url_seen.set()  # the process ended: stop waiting
+
+    @property
+    def url(self) -> str:
+        """The URL the server printed on stderr (waits until it did)."""
+        assert self._url_seen.wait(HANG_TIMEOUT), "server printed no URL"
+        for line in self.stderr_lines:
+            if match := self.URL.search(line):
+                return match.group(1)
+        raise AssertionError(f"server exited without printing a URL: {''.join(self.stderr_lines)}")
+
+    def stop(self, signum: int = signal.SIGTERM) -> tuple[int, str, str]:
+        """Send ``signum``, wait for the exit; returns (exit code, stdout, stderr)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signum)
+        stdout, _ = self.process.communicate(timeout=HANG_TIMEOUT)
+        self._reader.join(HANG_TIMEOUT)
+        return self.process.returncode, stdout, "".join(self.stderr_lines)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate(timeout=HANG_TIMEOUT)
+        self._reader.join(HANG_TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def cli_server(tmp_path_factory: pytest.TempPathFactory):
+    """``cli_server(argv, **env)`` starts a CLI server (clean env, cwd without ``.env``); killed at the end if alive."""
+    started: list[CliServer] = []
+    cwd = tmp_path_factory.mktemp("cli")
+
+    def start(argv: list[str], **env: str) -> CliServer:
+        server = CliServer(argv, cwd=cwd, env=_clean_env(**env))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+class JsonLinePeer:
+    """Talks raw JSON-RPC lines to ``python -m mcp_teach.server --transport stdio``, no MCP library involved."""
+
+    def __init__(self, argv: list[str], *, cwd: Path, stderr_file: Path) -> None:
+        self._stderr = stderr_file.open("w")
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            cwd=cwd,
+            env=_clean_env(),
+        )
+        self.stdout_lines: list[str] = []
+        # Only a guard against a hung server: kills it so readline returns.
+        self._watchdog = threading.Timer(HANG_TIMEOUT, self.process.kill)
+        self._watchdog.start()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def receive(self) -> str:
+        line = self.process.stdout.readline()
+        assert line, "the server closed stdout"
+        self.stdout_lines.append(line)
+        return line
+
+    def close_stdin(self) -> int:
+        """Close stdin, read what is left on stdout and return the exit code."""
+        self.process.stdin.close()
+        rest = self.process.stdout.read()
+        self.stdout_lines.extend(rest.splitlines(keepends=True))
+        code = self.process.wait(HANG_TIMEOUT)
+        self.cleanup()
+        return code
+
+    def cleanup(self) -> None:
+        self._watchdog.cancel()
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(HANG_TIMEOUT)
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        self._stderr.close()
+
+
+@pytest.fixture
+def json_line_peer(tmp_path: Path):
+    """``json_line_peer(argv)`` starts a stdio server for raw JSON-RPC; always cleaned up."""
+    peers: list[JsonLinePeer] = []
+
+    def start(argv: list[str]) -> JsonLinePeer:
+        peer = JsonLinePeer(argv, cwd=tmp_path, stderr_file=tmp_path / f"stderr-{len(peers)}.log")
+        peers.append(peer)
+        return peer
+
+    yield start
+    for peer in peers:
+        peer.cleanup()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_child_processes_left():
+    """After each test module, no process started by the tests is still running (or unreaped)."""
+    yield
+    me = psutil.Process()
+    deadline = time.monotonic() + 10  # only lets exiting children finish; a survivor fails the check
+    while (children := me.children(recursive=True)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    described = [
+        f"{child.pid} {child.status()} {' '.join(child.cmdline())}" for child in children if child.is_running()
+    ]
+    assert not children, f"child processes left running: {described}"

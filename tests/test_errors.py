@@ -1,0 +1,189 @@
+"""mcp_teach.errors: tool errors, protocol errors and silence, classified against a real server."""
+
+from __future__ import annotations
+
+import mcp_types
+import pytest
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from mcp import MCPError
+
+from mcp_teach.client import teaching_client
+from mcp_teach.errors import (
+    ReplyOutcome,
+    attempt,
+    classify_reply,
+    code_name,
+    envelope_meta,
+    explain,
+    one_line,
+    probe_stdio,
+    raw_request,
+)
+from mcp_teach.server import build_calculator_server
+
+PYDANTIC_MESSAGE = (
+    "1 validation error for call[calculator_add]\n"
+    "a\n"
+    "  Input should be a valid number, unable to parse string as a number "
+    "[type=float_parsing, input_value='three', input_type=str]\n"
+    "    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing"
+)
+
+
+def test_raw_request_carries_the_2026_envelope() -> None:
+    message = raw_request(1, "tools/call", {"name": "calculator_add", "arguments": {"a": 1, "b": 2}})
+    assert list(message) == ["jsonrpc", "id", "method", "params"]
+    assert message["params"]["_meta"] == envelope_meta()
+    assert envelope_meta()["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+def test_raw_request_can_break_the_rules() -> None:
+    assert raw_request(7, "tools/list", jsonrpc=None, envelope=False) == {"id": 7, "method": "tools/list"}
+    assert raw_request(None, "notifications/cancelled", envelope=False) == {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+    }
+    merged = raw_request(2, "tools/list", {"_meta": {"progressToken": 2}})
+    assert merged["params"]["_meta"]["progressToken"] == 2
+    assert "io.modelcontextprotocol/clientCapabilities" in merged["params"]["_meta"]
+
+
+def test_one_line_flattens_pydantic_messages() -> None:
+    assert one_line(PYDANTIC_MESSAGE) == (
+        "1 validation error for call[calculator_add]: a: Input should be a valid number, unable to parse string "
+        "as a number [type=float_parsing, input_value='three', input_type=str]"
+    )
+    assert one_line(PYDANTIC_MESSAGE, brief=True) == (
+        "a: Input should be a valid number, unable to parse string as a number"
+    )
+    assert one_line("first\n  second\n") == "first second"
+
+
+def test_code_names_come_from_the_glossary() -> None:
+    assert code_name(-32700) == "Parse error"
+    assert code_name(-32601) == "Method not found"
+    assert code_name(-32000) == ""
+    assert code_name(None) == ""
+
+
+def test_classify_reply() -> None:
+    assert classify_reply(None) == ReplyOutcome("no reply")
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Invalid request parameters"}}
+    assert classify_reply(error) == ReplyOutcome("protocol error", -32602, "Invalid request parameters")
+    assert classify_reply(error).label == "-32602 Invalid params"
+    failed = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "no"}], "isError": True}}
+    assert classify_reply(failed) == ReplyOutcome("tool error", text="no")
+    assert classify_reply({"jsonrpc": "2.0", "id": 3, "result": {}}) == ReplyOutcome("result")
+
+
+def test_probe_stdio_against_the_real_server(run) -> None:
+    lines = [
+        raw_request(1, "tools/call", {"name": "calculator_add", "arguments": {"a": 2, "b": 3}}),
+        raw_request(2, "tools/call", {"name": "calculator_divide", "arguments": {"a": 1, "b": 0}}),
+        raw_request(3, "tools/multiply"),
+        raw_request(4, "tools/call", {"arguments": {"a": 1, "b": 2}}),
+        '{"jsonrpc": "2.0", "id": 5, "method": "tools/list"',
+        raw_request(6, "tools/list", jsonrpc=None),
+        raw_request(7, "tools/call", {"name": "calculator_multiply", "arguments": {"a": 6, "b": 7}}),
+    ]
+    probe = run(probe_stdio, lines)
+    outcomes = probe.outcomes()
+    assert outcomes[0] == ReplyOutcome("result", text="5.0")
+    assert outcomes[1] == ReplyOutcome("tool error", text="Cannot divide by zero: argument 'b' must not be 0.")
+    assert (outcomes[2].kind, outcomes[2].code) == ("protocol error", -32601)
+    assert (outcomes[3].kind, outcomes[3].code) == ("protocol error", -32602)
+    # JSON-RPC says -32700 / -32600 with id null; today's stdio server stays silent. Either is classified.
+    for reply, outcome, code in [(probe.replies[4], outcomes[4], -32700), (probe.replies[5], outcomes[5], -32600)]:
+        assert outcome.kind in ("no reply", "protocol error")
+        if reply is not None:
+            assert (reply["id"], outcome.code) == (None, code)
+    # the server survives bad lines: the last, valid call is answered
+    assert outcomes[6] == ReplyOutcome("result", text="42.0")
+    assert len(probe.capture.requests()) == 6  # the unparsable line is kept as {"raw": ...}, not a request
+    assert probe.capture[0].message == lines[0]
+    text = repr(probe)
+    assert "-32601 Method not found" in text
+    assert '"_meta":"…"' in text
+    assert "<table>" in probe._repr_html_()
+
+
+def test_explain_what_the_python_client_gives_back(run) -> None:
+    async def outcomes() -> dict[str, object]:
+        async with teaching_client(build_calculator_server()) as client:
+            await client.list_tools()
+            return {
+                "ok": await attempt(client.call_tool("calculator_add", {"a": 2, "b": "3"})),
+                "tool error": await attempt(client.call_tool("calculator_divide", {"a": 1, "b": 0})),
+                "kept": await attempt(client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)),
+                "raw": await attempt(client.call_tool_mcp("calculator_multiply", {"a": 6, "b": 7})),
+                "bad type": await attempt(client.call_tool("calculator_add", {"a": "three", "b": 1})),
+                "protocol": await attempt(
+                    client.session.send_request(
+                        mcp_types.Request(method="tools/multiply", params={}), mcp_types.EmptyResult
+                    )
+                ),
+            }
+
+    got = run(outcomes)
+    assert explain(got["ok"]) == "returned a result: data=5.0"
+    assert isinstance(got["tool error"], ToolError)
+    assert explain(got["tool error"]) == (
+        "raised ToolError: the tool result had isError: true: Cannot divide by zero: argument 'b' must not be 0."
+    )
+    assert got["kept"].is_error
+    assert explain(got["kept"]) == (
+        "returned a result with is_error=True: Cannot divide by zero: argument 'b' must not be 0."
+    )
+    assert explain(got["raw"]) == "returned a result: structured_content={'result': 42.0}"
+    # the course server rewrites pydantic's report into one sentence; explain() keeps it on one line either way
+    assert explain(got["bad type"]).startswith("raised ToolError: the tool result had isError: true: ")
+    assert "Input should be a valid number, unable to parse string as a number" in explain(got["bad type"])
+    assert isinstance(got["protocol"], MCPError)
+    assert got["protocol"].error.code == -32601
+    assert explain(got["protocol"]) == "raised MCPError: JSON-RPC error -32601 (Method not found): Method not found"
+    brief = {name: explain(outcome, brief=True) for name, outcome in got.items() if name != "bad type"}
+    assert brief == {
+        "ok": "data=5.0",
+        "tool error": "ToolError: Cannot divide by zero: argument 'b' must not be 0.",
+        "kept": "is_error=True: Cannot divide by zero: argument 'b' must not be 0.",
+        "raw": "structured_content={'result': 42.0}",
+        "protocol": "MCPError -32601: Method not found",
+    }
+
+
+def test_explain_flattens_a_plain_fastmcp_validation_report(run) -> None:
+    """A server without the course's rewriting sends pydantic's multi-line report; explain() makes it one line."""
+    plain = FastMCP("plain", version="1.0.0")
+
+    @plain.tool
+    def halve(x: float) -> float:
+        return x / 2
+
+    async def outcome() -> object:
+        async with teaching_client(plain) as client:
+            await client.list_tools()
+            return await attempt(client.call_tool("halve", {"x": "three"}))
+
+    error = run(outcome)
+    assert isinstance(error, ToolError)
+    assert "\n" in str(error)  # pydantic's report, several lines
+    assert explain(error) == (
+        "raised ToolError: the tool result had isError: true: 1 validation error for call[halve]: x: Input should be "
+        "a valid number, unable to parse string as a number [type=float_parsing, input_value='three', input_type=str]"
+    )
+    assert (
+        explain(error, brief=True) == "ToolError: x: Input should be a valid number, unable to parse string as a number"
+    )
+
+
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [
+        (MCPError(-32000, "custom"), "raised MCPError: JSON-RPC error -32000 (server-defined code): custom"),
+        (ValueError("bad\nvalue"), "raised ValueError: bad value"),
+        (42, "returned 42"),
+    ],
+)
+def test_explain_other_outcomes(outcome: object, expected: str) -> None:
+    assert explain(outcome) == expected

@@ -1,0 +1,141 @@
+"""serve_http and stdio_transport: in-process HTTP servers on loopback and fresh stdio subprocesses."""
+
+from __future__ import annotations
+
+import socket
+from urllib.parse import urlsplit
+
+import httpx2
+import pytest
+from fastmcp import FastMCP
+
+from mcp_teach.capture import CaptureTransport
+from mcp_teach.client import teaching_client
+from mcp_teach.runners import DEFAULT_PATHS, STDIO_LOG, bind_socket, serve_http, server_url, stdio_transport
+
+
+def refuses_connections(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("transport", ["sse", "streamable-http"])
+def test_serve_http_serves_on_loopback_and_closes_the_port_afterwards(run, transport):
+    async def scenario():
+        async with serve_http(transport) as url, teaching_client(url) as client:
+            names = [tool.name for tool in await client.list_tools()]
+            result = await client.call_tool("calculator_subtract", {"a": 10, "b": 4})
+        return url, names, result.data
+
+    url, names, value = run(scenario)
+    parts = urlsplit(url)
+    assert (parts.scheme, parts.hostname, parts.path) == ("http", "127.0.0.1", DEFAULT_PATHS[transport])
+    assert parts.port > 0
+    assert names == ["calculator_add", "calculator_subtract", "calculator_multiply", "calculator_divide"]
+    assert value == 6.0
+    assert refuses_connections(parts.port)
+
+
+def test_serve_http_with_custom_server_and_path(run):
+    custom = FastMCP("custom", version="9.9")
+
+    @custom.tool
+    def shout(text: str) -> str:
+        return text.upper()
+
+    async def scenario():
+        async with (
+            serve_http("streamable-http", server=custom, path="/custom") as url,
+            teaching_client(url) as client,
+        ):
+            return url, (await client.call_tool("shout", {"text": "hi"})).data
+
+    url, shouted = run(scenario)
+    assert urlsplit(url).path == "/custom"
+    assert shouted == "HI"
+
+
+def test_serve_http_closes_the_port_when_the_block_raises(run):
+    seen = {}
+
+    async def scenario():
+        async with serve_http("sse") as url:
+            seen["port"] = urlsplit(url).port
+            raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        run(scenario)
+    assert refuses_connections(seen["port"])
+
+
+def test_serve_http_rejects_stdio(run):
+    async def scenario():
+        async with serve_http("stdio"):
+            pass
+
+    with pytest.raises(ValueError, match="'sse' or 'streamable-http', not 'stdio'"):
+        run(scenario)
+
+
+def test_serve_http_reports_a_busy_port(run):
+    async def scenario():
+        async with serve_http("streamable-http") as url:
+            port = urlsplit(url).port
+            with pytest.raises(OSError):
+                async with serve_http("streamable-http", port=port):
+                    pass
+            async with teaching_client(url) as client:  # the first server is unharmed
+                return (await client.call_tool("calculator_add", {"a": 1, "b": 1})).data
+
+    assert run(scenario) == 2.0
+
+
+def test_http_servers_reject_foreign_host_and_origin_headers(run):
+    async def scenario():
+        async with serve_http("streamable-http") as url, httpx2.AsyncClient() as http:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            headers = {"Accept": "application/json, text/event-stream"}
+            wrong_host = await http.post(url, json=body, headers={**headers, "Host": "evil.example"})
+            wrong_origin = await http.post(url, json=body, headers={**headers, "Origin": "http://evil.example"})
+            return wrong_host.status_code, wrong_origin.status_code
+
+    assert run(scenario) == (421, 403)
+
+
+def test_stdio_transport_starts_a_fresh_server_per_block(run, tmp_path):
+    log = tmp_path / "server.log"
+    transport = stdio_transport(log_file=log)
+
+    async def scenario():
+        capture = CaptureTransport(transport)
+        client = teaching_client(capture, mode="legacy")
+        for _ in range(2):
+            async with client:
+                await client.list_tools()
+        return capture.capture
+
+    capture = run(scenario)
+    assert capture.methods().count("initialize") == 2  # keep_alive=False: a new handshake per block
+    assert [w.id for w in capture.requests()] == [1, 2, 1, 2]
+    assert log.exists()
+    assert transport.keep_alive is False
+    assert transport.args == ["-m", "mcp_teach.server", "--transport", "stdio"]
+
+
+def test_stdio_transport_defaults():
+    transport = stdio_transport()
+    assert transport.log_file == STDIO_LOG
+    assert stdio_transport(keep_alive=True).keep_alive is True
+
+
+def test_bind_socket_and_server_url():
+    with bind_socket() as sock:
+        host, port = sock.getsockname()
+        assert host == "127.0.0.1" and port > 0
+        assert sock.proto == socket.IPPROTO_TCP
+        assert sock.get_inheritable()
+    assert server_url("127.0.0.1", 8000, "/mcp") == "http://127.0.0.1:8000/mcp"
+    assert server_url("::1", 8000, "/sse") == "http://[::1]:8000/sse"
