@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ipaddress
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from mcp_teach.config import ConfigError, load_settings
-from mcp_teach.runners import TRANSPORTS, run_server
+from mcp_teach.llm.errors import LLMError
+from mcp_teach.runners import LOOPBACK, TRANSPORTS, run_server
+
+DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,12 +64,51 @@ def execute_notebooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def demo(args: argparse.Namespace) -> int:
+    """The whole tour in a terminal."""
+    from mcp_teach.terminal import run_demo
+
+    asyncio.run(run_demo(load_settings(), args.transport, args.question, print))
+    return 0
+
+
+def chat(args: argparse.Namespace) -> int:
+    """An interactive chat with the calculator through the LLM loop."""
+    from mcp_teach.terminal import run_chat
+
+    asyncio.run(run_chat(load_settings(), args.transport, input, print))
+    return 0
+
+
+def serve_model(args: argparse.Namespace) -> int:
+    """Serve the offline teaching model over HTTP (OpenAI-compatible)."""
+    from mcp_teach.llm.serve import run_model_server
+
+    run_model_server(host=args.host, port=args.port, api_key=args.api_key)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-teach", description="The mcp-teach course companion.")
     commands = parser.add_subparsers(dest="command", required=True)
     serve_parser = commands.add_parser("serve", help="run the calculator MCP server")
     add_serve_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
+    transports = ("stdio", "sse", "streamable-http", "in-memory")
+    demo_parser = commands.add_parser("demo", help="the whole tour in a terminal: every message printed")
+    demo_parser.add_argument("--transport", choices=transports, default="stdio", help="how to reach the server")
+    demo_parser.add_argument("--question", default=DEMO_QUESTION, help="what to ask the LLM")
+    demo_parser.set_defaults(handler=demo)
+    chat_parser = commands.add_parser("chat", help="chat with the calculator through the LLM tool loop")
+    chat_parser.add_argument("--transport", choices=transports, default="stdio", help="how to reach the server")
+    chat_parser.set_defaults(handler=chat)
+    model_parser = commands.add_parser("model", help="the offline teaching model")
+    model_commands = model_parser.add_subparsers(dest="model_command", required=True)
+    model_serve = model_commands.add_parser("serve", help="serve it as an OpenAI-compatible API on loopback")
+    model_serve.add_argument("--host", default=LOOPBACK, help="interface to listen on (default 127.0.0.1)")
+    model_serve.add_argument("--port", type=int, default=8001, help="TCP port (default 8001, 0 for any)")
+    model_serve.add_argument("--api-key", help="require this key (default: accept any)")
+    model_serve.set_defaults(handler=serve_model)
     execute_parser = commands.add_parser(
         "execute-notebooks", help="re-run the lesson notebooks and save their outputs (for contributors)"
     )
@@ -80,6 +123,11 @@ def _run(handler, args: argparse.Namespace) -> int:
     except ConfigError as error:
         print(f"mcp-teach: configuration error: {error}", file=sys.stderr)
         return 2
+    except LLMError as error:
+        print(f"mcp-teach: LLM error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
     except OSError as error:
         print(f"mcp-teach: cannot start: {error}", file=sys.stderr)
         return 1

@@ -21,10 +21,12 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import JsonLexer
 
 from mcp_teach.glossary import purpose
+from mcp_teach.llm.trace import Trace
 from mcp_teach.wire import CLIENT_TO_SERVER, Capture, WireMessage
 
 ARROWS = {CLIENT_TO_SERVER: "client → server", "server->client": "server → client"}
 COLOURS = {CLIENT_TO_SERVER: "#1f6feb", "server->client": "#1a7f37", "error": "#cf222e"}
+ACTOR_COLOURS = {"user": "#8250df", "client": "#1f6feb", "llm": "#bc4c00", "server": "#1a7f37"}
 _FOLD = "\u2063fold\u2063"  # marks a placeholder string that prints without quotes
 _FOLDED = re.compile(r'"\u2063fold\u2063(.*?)"')
 
@@ -75,54 +77,54 @@ def pretty_json(value: Any) -> str:
     return _FOLDED.sub(r"\1", json.dumps(value, indent=2, ensure_ascii=False))
 
 
+def _capture_headline(number: int, wire: WireMessage, request: WireMessage | None, answers: int | None) -> str:
+    if wire.method is not None:
+        kind = f"{wire.kind} id={wire.id}" if wire.kind == "request" else "notification"
+        text, note = f"{wire.method}  ({kind})", purpose(wire.method)
+    elif wire.kind == "invalid":
+        text, note = "not a JSON-RPC message", ""
+    else:
+        outcome = "error" if wire.kind == "error" else "result"
+        of = f"#{answers} " if answers is not None else ""
+        text, note = f"{outcome} of {of}{request.method if request else '?'}  (response id={wire.id})", ""
+    return f"#{number} {ARROWS[wire.direction]}  {text}" + (f" — {note}" if note else "")
+
+
+def _is_error(message: Any) -> bool:
+    if not isinstance(message, dict):
+        return False
+    result = message.get("result")
+    return "error" in message or (isinstance(result, dict) and result.get("isError") is True)
+
+
 @dataclass(frozen=True)
-class _Row:
-    number: int
-    wire: WireMessage
-    answers: int | None
-    answered_method: str | None
+class _Entry:
+    """One displayed item: a headline, a colour bar and a JSON body."""
 
-    def headline(self) -> str:
-        wire = self.wire
-        if wire.method is not None:
-            kind = f"{wire.kind} id={wire.id}" if wire.kind == "request" else "notification"
-            text = f"{wire.method}  ({kind})"
-            note = purpose(wire.method)
-        elif wire.kind == "invalid":
-            text = "not a JSON-RPC message"
-            note = ""
-        else:
-            outcome = "error" if wire.kind == "error" else "result"
-            of = f"#{self.answers} " if self.answers is not None else ""
-            text = f"{outcome} of {of}{self.answered_method or '?'}  (response id={wire.id})"
-            note = ""
-        return f"#{self.number} {ARROWS[wire.direction]}  {text}" + (f" — {note}" if note else "")
-
-    @property
-    def colour(self) -> str:
-        is_error = self.wire.kind == "error" or self.wire.message.get("result", {}).get("isError") is True
-        return COLOURS["error"] if is_error else COLOURS[self.wire.direction]
+    headline: str
+    colour: str
+    body: Any
 
 
-class CaptureView:
-    """What :func:`show` returns: renders as HTML in Jupyter and as text elsewhere."""
+class MessagesView:
+    """What :func:`show` and :func:`show_trace` return: HTML in Jupyter, plain text elsewhere."""
 
-    def __init__(self, rows: list[_Row], fold: Sequence[str], max_items: int | None, title: str | None) -> None:
-        self._rows = rows
+    def __init__(self, entries: list[_Entry], fold: Sequence[str], max_items: int | None, title: str | None) -> None:
+        self._entries = entries
         self._fold = tuple(fold)
         self._max_items = max_items
         self._title = title
 
-    def _body(self, row: _Row) -> str:
-        return pretty_json(abbreviate(row.wire.message, self._fold, self._max_items))
+    def _body(self, entry: _Entry) -> str:
+        return pretty_json(abbreviate(entry.body, self._fold, self._max_items))
 
     def text(self) -> str:
         """The plain-text form (what GitHub and nbval compare)."""
         blocks = [f"== {self._title} ==" if self._title else None]
-        for row in self._rows:
-            body = "\n".join("    " + line for line in self._body(row).splitlines())
-            blocks.append(f"{row.headline()}\n{body}")
-        if not self._rows:
+        for entry in self._entries:
+            body = "\n".join("    " + line for line in self._body(entry).splitlines())
+            blocks.append(f"{entry.headline}\n{body}")
+        if not self._entries:
             blocks.append("(no messages)")
         return "\n".join(block for block in blocks if block is not None)
 
@@ -137,14 +139,14 @@ class CaptureView:
         parts = ['<div class="mcp-teach-capture" style="font-size: 13px">']
         if self._title:
             parts.append(f"<p><b>{html.escape(self._title)}</b></p>")
-        for row in self._rows:
-            code = highlight(self._body(row), JsonLexer(), formatter)
+        for entry in self._entries:
+            code = highlight(self._body(entry), JsonLexer(), formatter)
             parts.append(
-                f'<details open style="border-left: 4px solid {row.colour}; margin: 6px 0; padding-left: 8px">'
-                f'<summary style="cursor: pointer; font-family: monospace">{html.escape(row.headline())}</summary>'
+                f'<details open style="border-left: 4px solid {entry.colour}; margin: 6px 0; padding-left: 8px">'
+                f'<summary style="cursor: pointer; font-family: monospace">{html.escape(entry.headline)}</summary>'
                 f"{code}</details>"
             )
-        if not self._rows:
+        if not self._entries:
             parts.append("<p>(no messages)</p>")
         parts.append("</div>")
         return "".join(parts)
@@ -166,7 +168,7 @@ def show(
     fold: Sequence[str] = (),
     max_items: int | None = None,
     title: str | None = None,
-) -> CaptureView:
+) -> MessagesView:
     """Display captured messages: numbered, with direction, method, id and what each answers.
 
     ``source`` is a :class:`Capture`, a ``CaptureTransport``, one message or a
@@ -180,8 +182,31 @@ def show(
         if methods is not None and method not in methods:
             continue
         answers = capture.messages.index(request) + 1 if request else None
-        rows.append(_Row(number, wire, answers, request.method if request else None))
-    return CaptureView(rows, fold, max_items, title)
+        colour = COLOURS["error"] if _is_error(wire.message) else COLOURS[wire.direction]
+        rows.append(_Entry(_capture_headline(number, wire, request, answers), colour, wire.message))
+    return MessagesView(rows, fold, max_items, title)
+
+
+def show_trace(
+    trace: Trace,
+    *,
+    kinds: Sequence[str] | None = None,
+    fold: Sequence[str] = (),
+    max_items: int | None = None,
+    title: str | None = None,
+) -> MessagesView:
+    """Display a tool-loop trace: every event between user, client, LLM and server, in time order.
+
+    ``kinds`` keeps only some events (``question``, ``llm-request``, ``llm-response``,
+    ``jsonrpc``, ``answer``); numbers stay those of the whole trace.
+    """
+    entries = []
+    for number, event in enumerate(trace, start=1):
+        if kinds is not None and event.kind not in kinds:
+            continue
+        colour = COLOURS["error"] if _is_error(event.payload) else ACTOR_COLOURS[event.sender]
+        entries.append(_Entry(f"#{number} {event.sender} → {event.receiver}  {event.label}", colour, event.payload))
+    return MessagesView(entries, fold, max_items, title)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,34 @@
+"""``mcp-teach model serve``: the offline teaching model as an HTTP API on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+
+import uvicorn
+
+from mcp_teach.llm.endpoint import create_app
+from mcp_teach.llm.teaching_model import MODEL_NAME
+from mcp_teach.runners import LOOPBACK, bind_socket, server_url
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None = None) -> None:
+    """Serve until Ctrl-C or SIGTERM; print the settings that point a client at it."""
+    sock = bind_socket(host, port)
+    sock.listen(2048)
+    url = server_url(host, sock.getsockname()[1], "/v1")
+    print(
+        f"offline teaching model on {url}  (Ctrl-C stops it)\n"
+        f"  use it with: OPENAI_BASE_URL={url} OPENAI_MODEL={MODEL_NAME} OPENAI_API_KEY=<any>",
+        file=sys.stderr,
+        flush=True,
+    )
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    config = uvicorn.Config(create_app(api_key), log_level="warning", access_log=False, lifespan="off")
+    with contextlib.suppress(KeyboardInterrupt):
+        uvicorn.Server(config).run(sockets=[sock])

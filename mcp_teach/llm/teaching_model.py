@@ -1,0 +1,399 @@
+"""The offline teaching model: a few pages of rules that answer like a tool-calling LLM.
+
+It is **not** a language model. :func:`complete` takes the JSON body of an
+OpenAI chat-completions request and returns a ``chat.completion`` JSON dict,
+so the course runs without an API key. It never does arithmetic itself: every
+number in an answer comes back from a tool.
+
+It remembers nothing between calls. Each call it re-reads the conversation:
+
+1. **The question** is the last ``user`` message; what came after it (assistant
+   ``tool_calls`` and the ``tool`` messages answering them) is this turn's work so far.
+2. **Plan** (:func:`_plan`), first rule that applies:
+
+   a. arithmetic (:mod:`~mcp_teach.llm.teaching_parse`) whose every operation
+      has a fitting tool (:mod:`~mcp_teach.llm.teaching_tools`): one step per
+      operation, e.g. ``multiply(3, 4)`` then ``subtract(<result>, 5)``;
+   b. a listed tool named in the question ("use get_weather for Paris"): one
+      call, arguments read from the question (or, if a required one is
+      missing, a question back). A named tool also wins over arithmetic that
+      does not use it ("call echo with '1+2'");
+   c. arithmetic without a fitting tool: say which operation is missing;
+   d. a greeting: say hello and list the tools;
+   e. anything else: say what the tools can do.
+
+3. **Replay** (:func:`_replay`): the tool calls already made are matched, in
+   order, with the plan's steps. A failed step ends the turn with an
+   explanation. Otherwise every step whose operands are known and that has not
+   run yet is called now, all in one message (``1 + 2 and 3 * 4`` gives two
+   parallel calls; a chain gives one call per round). When every step has run,
+   the model writes the final answer.
+
+``tool_choice``: ``"none"`` turns a planned call into a sentence saying so;
+``{"type": "function", "function": {"name": N}}`` leaves only tool ``N``, and
+``"required"`` works with all tools. Both *force* a call when the plan is
+text: the named tool (for ``"required"``: the tool named in the question,
+else the first listed) with arguments read from the question. Unlike a real
+model, a forced model stops calling once the plan is done, so a loop that
+keeps ``tool_choice`` does not run forever.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_teach.llm import teaching_text as text
+from mcp_teach.llm.teaching_parse import Expr, Op, parse_arithmetic
+from mcp_teach.llm.teaching_tools import (
+    OPERATIONS,
+    Outcome,
+    Tool,
+    choose_tool,
+    named_call_arguments,
+    named_tools,
+    operand_arguments,
+    read_result,
+    read_tools,
+)
+
+MODEL_NAME = "mcp-teach-offline"
+#: ``created`` of every completion: 2026-01-01T00:00:00Z. A fixed time (not the clock) keeps reruns identical.
+CREATED = 1767225600
+#: What a call gets as result when no ``tool`` message answered it.
+NO_RESULT = "Error: no tool message answered this call."
+
+_GREETING = re.compile(
+    r"^\W*(?:(?:hi|hello|hey|howdy|greetings|good (?:morning|afternoon|evening))\b|你好|您好|嗨|哈喽|早上好|晚上好)",
+    flags=re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An operand that is the result of an earlier step."""
+
+    step: int
+
+
+@dataclass(frozen=True)
+class Step:
+    """One tool call of the plan: an operation on operands, or a named tool with fixed arguments."""
+
+    tool: Tool
+    expr: Op | None = None  # the operation as the question wrote it; None for a named tool
+    operands: tuple[float | Ref, ...] = ()
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def level(self, steps: list[Step]) -> int:
+        """1 if the step needs no other step's result; else one more than the steps it waits for."""
+        return 1 + max((steps[o.step].level(steps) for o in self.operands if isinstance(o, Ref)), default=0)
+
+
+@dataclass
+class Plan:
+    """The steps, and for each independent question the index of its last step."""
+
+    steps: list[Step]
+    outputs: list[int]
+
+    def call_order(self) -> list[int]:
+        """Steps in the order they are called: round by round, in plan order within a round."""
+        return sorted(range(len(self.steps)), key=lambda index: self.steps[index].level(self.steps))
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A tool call made after the question, and the content of the ``tool`` message that answered it."""
+
+    name: str
+    content: Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The assistant message to send: text, or tool calls as (name, arguments)."""
+
+    content: str | None = None
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+
+
+def complete(request: dict) -> dict:
+    """The ``chat.completion`` JSON dict answering an OpenAI chat-completions request body."""
+    raw_messages = request.get("messages")
+    messages = [m for m in raw_messages if isinstance(m, Mapping)] if isinstance(raw_messages, list) else []
+    question, exchanges = _read_turn(messages)
+    reply = _respond(question, exchanges, read_tools(request.get("tools")), request.get("tool_choice", "auto"))
+    return _completion(request, messages, reply)
+
+
+# --- Reading the conversation ------------------------------------------------------------------------------------
+
+
+def _message_text(content: Any) -> str:
+    """A message's text: a string, or the text parts of a list of content parts."""
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return content if isinstance(content, str) else ""
+
+
+def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[Exchange]]:
+    """The last user message, and the tool calls made since (in call order) with their results."""
+    users = [index for index, message in enumerate(messages) if message.get("role") == "user"]
+    start = users[-1] if users else len(messages)
+    question = _message_text(messages[start].get("content")) if users else ""
+    later = messages[start + 1 :]
+    results = {str(m.get("tool_call_id")): m.get("content") for m in later if m.get("role") == "tool"}
+    exchanges = []
+    for message in later:
+        calls = message.get("tool_calls") if message.get("role") == "assistant" else None
+        for call in calls if isinstance(calls, list) else []:
+            function = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(function, Mapping):
+                exchanges.append(Exchange(str(function.get("name")), results.get(str(call.get("id")), NO_RESULT)))
+    return question, exchanges
+
+
+# --- Deciding ----------------------------------------------------------------------------------------------------
+
+
+def _respond(question: str, exchanges: list[Exchange], tools: list[Tool], tool_choice: Any) -> Reply:
+    """Plan, then replay the calls made so far; apply ``tool_choice``."""
+    chinese = text.is_chinese(question)
+    function = tool_choice.get("function") if isinstance(tool_choice, Mapping) else None
+    if isinstance(function, Mapping):  # {"type": "function", "function": {"name": ...}}: only that tool
+        tools = [tool for tool in tools if tool.name == function.get("name")]
+    forced = _forced_tool(question, tools) if tool_choice == "required" or isinstance(function, Mapping) else None
+    plan = _plan(question, tools, forced, chinese)
+    if isinstance(plan, Reply):
+        reply = _summary(exchanges, chinese) if exchanges else plan
+    else:
+        reply = _replay(plan, exchanges, chinese)
+    if reply.calls and tool_choice == "none":
+        names = ", ".join(dict.fromkeys(name for name, _ in reply.calls))
+        return Reply(text.say("tools_off", chinese, tools=names))
+    return reply
+
+
+def _forced_tool(question: str, tools: list[Tool]) -> Tool | None:
+    """What a forcing ``tool_choice`` calls when the plan is only text: a tool named in the question, else the first."""
+    named = named_tools(question, tools)
+    return named[0] if named else (tools[0] if tools else None)
+
+
+def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) -> Plan | Reply:
+    """Rules a-e of the module docstring, plus the forced call."""
+    named = named_tools(question, tools)
+    named_names = {tool.name for tool in named}
+    questions = parse_arithmetic(question)
+    plan = _arithmetic_plan(questions, tools, named_names)
+    if plan is not None and (not named or any(step.tool.name in named_names for step in plan.steps)):
+        return plan  # a named tool the arithmetic does not use ("call echo with '1+2'") wins: rule b
+    tool = forced or (named[0] if named else None)
+    if tool:
+        arguments, missing = named_call_arguments(tool, question)
+        if missing and tool is not forced:
+            return Reply(text.say("missing", chinese, tool=tool.name, names=", ".join(missing)))
+        return Plan([Step(tool, arguments=arguments)], outputs=[0])
+    if questions:
+        return Reply(_cannot_compute(questions, tools, chinese))
+    if _GREETING.match(question):
+        names = ", ".join(tool.name for tool in tools)
+        return Reply(text.say("hello", chinese, tools=names) if tools else text.say("hello_no_tools", chinese))
+    if not tools:
+        return Reply(text.say("no_tools", chinese))
+    descriptions = text.tool_descriptions((tool.name, tool.description) for tool in tools)
+    return Reply(text.say("only_tools", chinese, tools=descriptions))
+
+
+def _arithmetic_plan(questions: list[Op], tools: list[Tool], named: set[str]) -> Plan | None:
+    """One step per operation, operands before the operation; ``None`` if an operation has no tool."""
+    steps: list[Step] = []
+
+    def add_steps(expr: Expr) -> float | Ref | None:
+        if not isinstance(expr, Op):
+            return expr
+        operands = [add_steps(operand) for operand in expr.operands]
+        tool = choose_tool(expr.operation, tools, named)
+        if tool is None or None in operands:
+            return None
+        steps.append(Step(tool, expr, tuple(operands)))
+        return Ref(len(steps) - 1)
+
+    outputs = [add_steps(expr) for expr in questions]
+    if not outputs or not all(isinstance(output, Ref) for output in outputs):
+        return None
+    return Plan(steps, [output.step for output in outputs])
+
+
+def _cannot_compute(questions: list[Op], tools: list[Tool], chinese: bool) -> str:
+    """Rule c: name the operations no tool can do (or say there are no tools)."""
+    expressions = ", ".join(text.expression(expr) for expr in questions)
+    if not tools:
+        return text.say("no_tools_to_compute", chinese, expression=expressions)
+    missing = [op for op in OPERATIONS if any(_uses(expr, op) for expr in questions) and not choose_tool(op, tools)]
+    names = " / ".join(text.OPERATION_NAMES[op][chinese] for op in missing)
+    tool_names = ", ".join(tool.name for tool in tools)
+    return text.say("no_tool_for", chinese, operations=names, expression=expressions, tools=tool_names)
+
+
+def _uses(expr: Expr, operation: str) -> bool:
+    return isinstance(expr, Op) and (expr.operation == operation or any(_uses(o, operation) for o in expr.operands))
+
+
+# --- Replaying the calls made so far -----------------------------------------------------------------------------
+
+
+def _replay(plan: Plan, exchanges: list[Exchange], chinese: bool) -> Reply:
+    """Match the calls made with the plan; then report a failure, call the next steps, or answer."""
+    order = plan.call_order()
+    made = list(zip(exchanges, order[: len(exchanges)], strict=False))
+    if len(exchanges) > len(order) or any(exchange.name != plan.steps[i].tool.name for exchange, i in made):
+        return _summary(exchanges, chinese)  # not this plan's calls: report them as they are
+    outcomes = {index: read_result(exchange.content) for exchange, index in made}
+    for index in order:
+        if index in outcomes and _failed(plan.steps[index], outcomes[index]):
+            return Reply(_failure(plan, index, outcomes, chinese))
+    ready = [i for i in order if i not in outcomes and all(o.step in outcomes for o in _refs(plan.steps[i]))]
+    if ready:
+        return Reply(calls=tuple((plan.steps[i].tool.name, _arguments(plan.steps[i], outcomes)) for i in ready))
+    return Reply(_final_answer(plan, outcomes, chinese))
+
+
+def _refs(step: Step) -> list[Ref]:
+    return [operand for operand in step.operands if isinstance(operand, Ref)]
+
+
+def _failed(step: Step, outcome: Outcome) -> bool:
+    """A tool error, or an arithmetic step whose result has no number in it."""
+    return outcome.failed or (step.expr is not None and outcome.number is None)
+
+
+def _values(step: Step, outcomes: dict[int, Outcome]) -> list[float | None]:
+    """The step's operands as numbers: written in the question, or returned by earlier steps."""
+    values = []
+    for operand in step.operands:
+        if isinstance(operand, Ref):
+            values.append(outcomes[operand.step].number if operand.step in outcomes else None)
+        else:
+            values.append(operand)
+    return values
+
+
+def _arguments(step: Step, outcomes: dict[int, Outcome]) -> dict[str, Any]:
+    """A named tool's fixed arguments, or the operands (all known: the step is ready) in its number parameters."""
+    computed = _computed(step, outcomes)
+    return operand_arguments(step.tool, list(computed.operands)) if computed else dict(step.arguments)
+
+
+def _computed(step: Step, outcomes: dict[int, Outcome]) -> Op | None:
+    """The step as actually computed, e.g. ``12 − 5`` for "then subtract 5"; ``None`` for a named tool call."""
+    values = _values(step, outcomes)
+    if step.expr is None or None in values:
+        return None
+    return Op(step.expr.operation, tuple(values))
+
+
+def _equation(plan: Plan, index: int, outcomes: dict[int, Outcome]) -> str:
+    """``"3 × 4 = 12"`` for a step that worked; ``""`` otherwise."""
+    step, outcome = plan.steps[index], outcomes[index]
+    computed = _computed(step, outcomes)
+    if computed is None or outcome.number is None:  # a named tool, or a step that failed
+        return ""
+    return text.equation(computed, outcome.number)
+
+
+def _failure(plan: Plan, failed: int, outcomes: dict[int, Outcome], chinese: bool) -> str:
+    """The steps that worked, then what went wrong, in the tool's own words."""
+    step, outcome = plan.steps[failed], outcomes[failed]
+    computed = _computed(step, outcomes)
+    if computed is None:
+        sentence = text.say("call_failed", chinese, tool=step.tool.name, text=outcome.text)
+    else:
+        key = "failed" if outcome.failed else "not_a_number"
+        sentence = text.say(key, chinese, expression=text.expression(computed), tool=step.tool.name, text=outcome.text)
+    done = [equation for i in plan.call_order() if i in outcomes and (equation := _equation(plan, i, outcomes))]
+    return text.sentences([text.commas(done, chinese), sentence] if done else [sentence], chinese)
+
+
+def _final_answer(plan: Plan, outcomes: dict[int, Outcome], chinese: bool) -> str:
+    """One sentence per question (``"3 × 4 = 12, 12 − 5 = 7."``), and the answer after a chain.
+
+    A named tool's result is quoted instead: ``"get_weather returned: Sunny."``.
+    """
+    if plan.steps[0].expr is None:
+        return text.sentences([_returned(plan, 0, outcomes, chinese)], chinese)
+    parts, start = [], 0
+    for end in plan.outputs:
+        parts.append(text.commas([_equation(plan, i, outcomes) for i in range(start, end + 1)], chinese))
+        start = end + 1
+    last = outcomes[plan.outputs[-1]].number
+    if len(plan.outputs) == 1 and len(plan.steps) > 1 and last is not None:
+        parts.append(text.say("answer", chinese, number=text.number(last)))
+    return text.say("results", chinese, equations=text.sentences(parts, chinese))
+
+
+def _returned(plan: Plan, index: int, outcomes: dict[int, Outcome], chinese: bool) -> str:
+    return text.say("returned", chinese, tool=plan.steps[index].tool.name, text=outcomes[index].shown())
+
+
+def _summary(exchanges: list[Exchange], chinese: bool) -> Reply:
+    """Calls that are not this plan's (another model made them, or the history was edited): report them."""
+    results = ("；" if chinese else "; ").join(f"{ex.name}: {read_result(ex.content).shown()}" for ex in exchanges)
+    return Reply(text.say("summary", chinese, results=results))
+
+
+# --- The chat.completion ------------------------------------------------------------------------------------------
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def estimate_tokens(value: str) -> int:
+    """A rough token count: one per Chinese character, one per 4 other characters. Not a real tokenizer."""
+    chinese = len(re.findall(r"[\u4e00-\u9fff]", value))
+    return chinese + math.ceil((len(value) - chinese) / 4)
+
+
+def _completion(request: Mapping[str, Any], messages: list[Mapping[str, Any]], reply: Reply) -> dict[str, Any]:
+    """The OpenAI ``chat.completion`` JSON. Deterministic: ``id`` is a hash of the request, ``created`` a constant,
+    tool call ids are ``call_<round>_<index>`` (round: assistant tool-call messages so far + 1)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.calls:
+        round_number = 1 + sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
+        message["tool_calls"] = [
+            {
+                "id": f"call_{round_number}_{index}",
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
+            }
+            for index, (name, arguments) in enumerate(reply.calls)
+        ]
+    prompt_tokens = estimate_tokens(_json(request.get("messages")) + _json(request.get("tools") or []))
+    completion_tokens = estimate_tokens(reply.content or _json(message["tool_calls"]))
+    model = request.get("model")
+    return {
+        "id": "chatcmpl-" + hashlib.sha256(_json(request).encode()).hexdigest()[:24],
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": model if isinstance(model, str) else MODEL_NAME,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": "tool_calls" if reply.calls else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }

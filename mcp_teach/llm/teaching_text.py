@@ -1,0 +1,129 @@
+"""Everything the teaching model writes, in English and Chinese.
+
+The language follows the question: one Chinese character in it and the answer
+is Chinese. Numbers are written without a useless ``.0`` (``3.0`` -> ``3``,
+``2.5`` stays) and with at most 12 significant digits (``0.1 + 0.2`` shows
+``0.3``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from mcp_teach.llm.teaching_parse import Expr, Op
+from mcp_teach.llm.teaching_tools import format_number as number
+
+#: How answers write each operation, and its precedence (for brackets).
+SYMBOLS = {"add": "+", "subtract": "−", "multiply": "×", "divide": "÷", "modulo": "mod", "power": "^", "sqrt": "√"}
+PRECEDENCE = {"add": 1, "subtract": 1, "multiply": 2, "divide": 2, "modulo": 2, "power": 3, "sqrt": 4}
+#: "None of my tools can do <name>".
+OPERATION_NAMES = {
+    "add": ("addition", "加法"),
+    "subtract": ("subtraction", "减法"),
+    "multiply": ("multiplication", "乘法"),
+    "divide": ("division", "除法"),
+    "power": ("powers", "乘方"),
+    "sqrt": ("square roots", "开平方"),
+    "modulo": ("remainders", "取余"),
+}
+
+#: Every sentence, as (English, Chinese) templates for ``str.format``.
+TEXTS = {
+    "results": ("{equations}", "计算结果：{equations}"),
+    "answer": ("The answer is {number}.", "答案是 {number}。"),
+    "failed": (
+        "I could not compute {expression}: the tool {tool} said: {text}",
+        "我没能算出 {expression}：工具 {tool} 报错：{text}",
+    ),
+    "not_a_number": (
+        "I could not compute {expression}: the tool {tool} did not return a number but: {text}",
+        "我没能算出 {expression}：工具 {tool} 没有返回数字，而是：{text}",
+    ),
+    "returned": ("{tool} returned: {text}", "{tool} 返回：{text}"),
+    "call_failed": ("I could not get a result from {tool}: it said: {text}", "调用 {tool} 失败：{text}"),
+    "missing": ("To call {tool} I need a value for: {names}.", "要调用 {tool}，我还需要这些参数的值：{names}。"),
+    "no_tool_for": (
+        "None of my tools can do {operations}, which {expression} needs. My tools: {tools}.",
+        "我的工具都不会{operations}，而计算 {expression} 需要它。我的工具：{tools}。",
+    ),
+    "no_tools_to_compute": (
+        "To compute {expression} I need a tool, but this request has no tools (I do no arithmetic myself).",
+        "要计算 {expression}，我需要工具，但这次请求没有提供工具（我自己不做计算）。",
+    ),
+    "tools_off": (
+        'To answer, I would call {tools} next, but tool use is switched off (tool_choice "none").',
+        '要回答这个问题，我接下来要调用 {tools}，但工具调用已关闭（tool_choice 为 "none"）。',
+    ),
+    "hello": (
+        "Hello! I am mcp-teach's offline teaching model. I answer by calling my tools: {tools}.",
+        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题。我的工具：{tools}。",
+    ),
+    "hello_no_tools": (
+        "Hello! I am mcp-teach's offline teaching model. I answer by calling tools, but this request has none.",
+        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题，但这次请求没有提供工具。",
+    ),
+    "only_tools": ("I can only help with what my tools do: {tools}.", "我只能做我的工具能做的事：{tools}。"),
+    "no_tools": (
+        "I cannot answer that: I answer only by calling tools, and this request has none.",
+        "我回答不了这个问题：我只会通过调用工具来回答，而这次请求没有提供工具。",
+    ),
+    "summary": ("The tools returned: {results}.", "工具返回的结果：{results}。"),
+}
+
+
+def is_chinese(text: str) -> bool:
+    """True if the text contains a Chinese character: the answer is then written in Chinese."""
+    return re.search(r"[\u4e00-\u9fff]", text) is not None
+
+
+def say(key: str, chinese: bool, **values: str) -> str:
+    """The sentence ``key`` of :data:`TEXTS` in the question's language."""
+    english, chinese_text = TEXTS[key]
+    return (chinese_text if chinese else english).format(**values)
+
+
+def commas(parts: Iterable[str], chinese: bool) -> str:
+    """``"3 × 4 = 12, 12 − 5 = 7"``: phrases joined with the language's comma."""
+    return ("，" if chinese else ", ").join(parts)
+
+
+def sentences(parts: Iterable[str], chinese: bool) -> str:
+    """Sentences, each ended with a full stop unless it has one: ``"1 + 2 = 3. 3 × 4 = 12."``."""
+    stop = "。" if chinese else "."
+    ended = [part if part.endswith((".", "!", "?", "。", "！", "？")) else part + stop for part in parts]
+    return ("" if chinese else " ").join(ended)
+
+
+def expression(expr: Expr) -> str:
+    """``Op("multiply", (Op("add", (2, 3)), 4))`` -> ``"(2 + 3) × 4"``: brackets only where needed."""
+    if not isinstance(expr, Op):
+        return number(expr)
+    if expr.operation == "sqrt":
+        return "√" + _operand(expr.operands[0], PRECEDENCE["sqrt"])
+    left, right = expr.operands
+    precedence = PRECEDENCE[expr.operation]
+    right_precedence = precedence if expr.operation in ("add", "multiply") else precedence + 1
+    left_precedence = precedence + 1 if expr.operation == "power" else precedence
+    symbol = SYMBOLS[expr.operation]
+    return f"{_operand(left, left_precedence)} {symbol} {_operand(right, right_precedence)}"
+
+
+def _operand(expr: Expr, min_precedence: int) -> str:
+    """An operand, bracketed if it binds less tightly than ``min_precedence``; negative numbers always are."""
+    text = expression(expr)
+    if isinstance(expr, Op):
+        return f"({text})" if PRECEDENCE[expr.operation] < min_precedence else text
+    return f"({text})" if expr < 0 else text
+
+
+def equation(expr: Op, result: float) -> str:
+    """``"3 × 4 = 12"``."""
+    return f"{expression(expr)} = {number(result)}"
+
+
+def tool_descriptions(tools: Iterable[tuple[str, str]]) -> str:
+    """``"calculator_add – Add two numbers (a + b); ..."``: what each tool says it does."""
+    return "; ".join(
+        f"{name} – {description.strip().rstrip('.')}" if description else name for name, description in tools
+    )
