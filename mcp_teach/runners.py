@@ -131,6 +131,11 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def stop_on_sigterm() -> None:
+    """Make SIGTERM end a terminal server the way Ctrl-C does: cleanly, exit code 0."""
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+
+
 def run_server(
     transport: Transport = "stdio",
     *,
@@ -145,7 +150,7 @@ def run_server(
     HTTP: the URL to connect to is printed on stderr first.
     """
     server = server or build_calculator_server()
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         if transport == "stdio":
             server.run("stdio", show_banner=False, log_level="WARNING")

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 import sys
 
 import uvicorn
 
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.runners import LOOPBACK, bind_socket, server_url
-
-
-def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+from mcp_teach.runners import LOOPBACK, bind_socket, server_url, stop_on_sigterm
 
 
 def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None = None) -> None:
@@ -28,7 +23,7 @@ def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None
         file=sys.stderr,
         flush=True,
     )
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    stop_on_sigterm()
     config = uvicorn.Config(create_app(api_key), log_level="warning", access_log=False, lifespan="off")
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])
