@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
@@ -19,59 +18,129 @@ from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TI
 
 from mcp_teach.redact import redact_headers, redact_text
 
+RawHeaders = list[tuple[bytes, bytes]]
 
-@dataclass
+
 class HttpExchange:
-    """One HTTP request and its response, as far as it has arrived."""
+    """One HTTP request and its response, as far as it has arrived.
 
-    method: str
-    #: Path and query, e.g. ``/mcp`` or ``/messages/?session_id=...``.
-    target: str
-    request_headers: dict[str, str]
-    request_body: str
-    started_at: float
-    status: int | None = None
-    response_headers: dict[str, str] = field(default_factory=dict)
-    response_body: str = ""
-    ended_at: float | None = None
+    Like :class:`~mcp_teach.wire.WireMessage`, a live recording keeps what httpx
+    hands over (raw header lists, body bytes, response chunks) and decodes and
+    redacts it only when a lesson reads it, so recording costs a few microseconds
+    per request and appending a chunk to a long-lived stream stays O(1).
+    """
+
+    def __init__(
+        self,
+        method: str,
+        target: str,
+        request_headers: dict[str, str],
+        request_body: str,
+        started_at: float,
+        status: int | None = None,
+        response_headers: dict[str, str] | None = None,
+        response_body: str = "",
+        ended_at: float | None = None,
+    ) -> None:
+        self.method = method
+        #: Path and query, e.g. ``/mcp`` or ``/messages/?session_id=...``.
+        self.target = target
+        self.started_at = started_at
+        self.status = status
+        self.ended_at = ended_at
+        self._request_headers: dict[str, str] | RawHeaders = request_headers
+        self._request_body: str | bytes = request_body
+        self._response_headers: dict[str, str] | RawHeaders = response_headers or {}
+        self._response_chunks: list[bytes] | None = None  # set while recording a live response
+        self._response_body = response_body
+
+    @classmethod
+    def _recording(cls, request: httpx2.Request, body: bytes) -> HttpExchange:
+        """A live exchange holding references only (see the class docstring)."""
+        exchange = cls(request.method, request.url.raw_path.decode("ascii"), {}, "", time.monotonic())
+        exchange._request_headers, exchange._request_body = request.headers.raw, body
+        exchange._response_chunks = []
+        return exchange
+
+    @property
+    def request_headers(self) -> dict[str, str]:
+        if isinstance(self._request_headers, list):
+            self._request_headers = redact_headers(httpx2.Headers(self._request_headers))
+        return self._request_headers
+
+    @property
+    def request_body(self) -> str:
+        if isinstance(self._request_body, bytes):
+            self._request_body = redact_text(self._request_body.decode("utf-8", "replace"))
+        return self._request_body
+
+    @property
+    def response_headers(self) -> dict[str, str]:
+        if isinstance(self._response_headers, list):
+            self._response_headers = redact_headers(httpx2.Headers(self._response_headers))
+        return self._response_headers
+
+    @response_headers.setter
+    def response_headers(self, headers: dict[str, str] | RawHeaders) -> None:
+        self._response_headers = headers
+
+    @property
+    def response_body(self) -> str:
+        """The body so far, decoded (an unfinished UTF-8 character held back) and redacted."""
+        if self._response_chunks is not None:
+            data = b"".join(self._response_chunks)
+            finished = self.ended_at is not None
+            text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=finished)
+            self._response_body = redact_text(text)
+            if finished:
+                self._response_chunks = None
+        return self._response_body
 
     @property
     def content_type(self) -> str | None:
         return self.response_headers.get("content-type")
 
     def to_json(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {name: getattr(self, name) for name in _FIELDS}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HttpExchange:
         return cls(**data)
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, HttpExchange):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    def __repr__(self) -> str:
+        return f"HttpExchange({', '.join(f'{name}={value!r}' for name, value in self.to_json().items())})"
+
+
+_FIELDS = (
+    "method",
+    "target",
+    "request_headers",
+    "request_body",
+    "started_at",
+    "status",
+    "response_headers",
+    "response_body",
+    "ended_at",
+)
+
 
 class _RecordingBody(httpx2.AsyncByteStream):
-    """A response body that copies each chunk into its exchange as it is read.
+    """A response body that hands each chunk to its exchange as it is read (O(1) per chunk)."""
 
-    A network chunk can end inside a UTF-8 character or inside a key, so the
-    text is decoded incrementally and redacted a whole line at a time (keys
-    never span lines); the unfinished last line is re-redacted as it grows.
-    """
-
-    def __init__(self, inner: httpx2.AsyncByteStream, exchange: HttpExchange) -> None:
+    def __init__(self, inner: httpx2.AsyncByteStream, chunks: list[bytes], exchange: HttpExchange) -> None:
         self._inner = inner
+        self._chunks = chunks
         self._exchange = exchange
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._lines = ""  # complete lines, redacted
-        self._tail = ""  # the unfinished last line, not yet redacted
-
-    def _add(self, text: str) -> None:
-        lines, newline, self._tail = (self._tail + text).rpartition("\n")
-        self._lines += redact_text(lines + newline)
-        self._exchange.response_body = self._lines + redact_text(self._tail)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._inner:
-            self._add(self._decoder.decode(chunk))
+            self._chunks.append(chunk)
             yield chunk
-        self._add(self._decoder.decode(b"", final=True))
 
     async def aclose(self) -> None:
         self._exchange.ended_at = time.monotonic()
@@ -86,19 +155,12 @@ class RecordingHTTPTransport(httpx2.AsyncBaseTransport):
         self._on_exchange = on_exchange
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = await request.aread()
-        exchange = HttpExchange(
-            method=request.method,
-            target=request.url.raw_path.decode("ascii"),
-            request_headers=redact_headers(request.headers),
-            request_body=redact_text(body.decode("utf-8", "replace")),
-            started_at=time.monotonic(),
-        )
+        exchange = HttpExchange._recording(request, await request.aread())
         self._on_exchange(exchange)
         response = await self._inner.handle_async_request(request)
         exchange.status = response.status_code
-        exchange.response_headers = redact_headers(response.headers)
-        response.stream = _RecordingBody(response.stream, exchange)
+        exchange.response_headers = response.headers.raw
+        response.stream = _RecordingBody(response.stream, exchange._response_chunks, exchange)
         return response
 
     async def aclose(self) -> None:
