@@ -51,7 +51,7 @@ def _check_messages(messages: Any) -> None:
         raise RequestRejected(400, "'messages' must be a non-empty array.", param="messages")
     for index, message in enumerate(messages):
         param = f"messages[{index}]"
-        if not isinstance(message, dict) or message.get("role") not in ROLES:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message["role"] not in ROLES:
             raise RequestRejected(400, f"{param} needs a 'role', one of {', '.join(sorted(ROLES))}.", param=param)
         if message["role"] == "tool" and not message.get("tool_call_id"):
             raise RequestRejected(400, f"{param} has role 'tool' but no 'tool_call_id'.", param=param)
@@ -64,7 +64,8 @@ def _check_tools(tools: Any) -> None:
         raise RequestRejected(400, "'tools' must be an array.", param="tools")
     for index, tool in enumerate(tools):
         function = tool.get("function") if isinstance(tool, dict) else None
-        if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name"):
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name or tool.get("type") != "function":
             raise RequestRejected(
                 400, f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}.", param="tools"
             )
@@ -95,14 +96,16 @@ def validate_request(body: Any) -> dict[str, Any]:
 def create_app(api_key: str | None = None) -> Starlette:
     """The ASGI app. With ``api_key`` set, requests must send ``Authorization: Bearer <api_key>``."""
 
+    def check_key(request: Request) -> None:
+        if api_key is None:
+            return
+        scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), api_key.encode()):
+            raise RequestRejected(401, "Incorrect API key provided. Check OPENAI_API_KEY.", code="invalid_api_key")
+
     async def chat_completions(request: Request) -> JSONResponse:
         try:
-            if api_key is not None:
-                sent = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-                if not hmac.compare_digest(sent.encode(), api_key.encode()):
-                    raise RequestRejected(
-                        401, "Incorrect API key provided. Check OPENAI_API_KEY.", code="invalid_api_key"
-                    )
+            check_key(request)
             try:
                 body = json.loads(await request.body())
             except ValueError:
@@ -112,6 +115,10 @@ def create_app(api_key: str | None = None) -> Starlette:
             return rejected.response()
 
     async def models(request: Request) -> JSONResponse:
+        try:
+            check_key(request)
+        except RequestRejected as rejected:
+            return rejected.response()
         model = {"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "mcp-teach"}
         return JSONResponse({"object": "list", "data": [model]})
 

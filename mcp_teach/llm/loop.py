@@ -36,7 +36,7 @@ class LoopResult:
 
     answer: str
     trace: Trace
-    #: The conversation as sent to the model, final answer included.
+    #: The conversation with the model, its last reply included.
     messages: list[dict[str, Any]]
     #: How many times the model was asked.
     rounds: int
@@ -92,8 +92,8 @@ async def ask(
     ``mcp`` must be connected. MCP messages come into the trace from ``capture``
     (default: the capture of the client's ``CaptureTransport``, if it has one),
     from index ``since`` on (default: those sent from now on; ``0`` includes the
-    connection's opening messages). ``on_event`` is called with each trace event
-    as it happens.
+    connection's opening messages). ``on_event`` is called with each question,
+    LLM and answer event as it happens; the MCP messages join the trace at the end.
     """
     capture = capture if capture is not None else getattr(mcp.transport, "capture", None)
     start = since if since is not None else len(capture) if capture is not None else 0
@@ -120,7 +120,7 @@ async def ask(
         try:
             completion = await llm.chat.completions.create(**request)
         except openai.OpenAIError as error:
-            raise explain_llm_error(error, str(llm.base_url), model) from None
+            raise explain_llm_error(error, str(llm.base_url), model, llm.api_key) from None
         reply = completion.choices[0].message.model_dump(mode="json", exclude_none=True)
         note(
             TraceEvent(
@@ -136,13 +136,16 @@ async def ask(
         if not reply.get("tool_calls"):
             answer = (reply.get("content") or "").strip()
             return _finish(trace, capture, start, messages, answer, round_number, False, note)
+        if round_number == max_rounds:
+            break  # no round left to show the model any result: do not run the calls at all
         for call in reply["tool_calls"]:
             content = await execute_tool_call(mcp, call["function"]["name"], call["function"]["arguments"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+    wanted = ", ".join(call["function"]["name"] for call in reply["tool_calls"])
     answer = (
-        f"Stopped: the model still wanted to call tools after {max_rounds} round{'s' * (max_rounds != 1)} "
-        f"(LLM_MAX_TOOL_ROUNDS="
-        f"{max_rounds}), so there is no final answer. Raise LLM_MAX_TOOL_ROUNDS or ask a simpler question."
+        f"Stopped after {max_rounds} round{'s' * (max_rounds != 1)} (max_rounds, set by LLM_MAX_TOOL_ROUNDS): "
+        f"the model still asked for {wanted}, which was not run, so there is no final answer. "
+        "Raise LLM_MAX_TOOL_ROUNDS or ask a simpler question."
     )
     return _finish(trace, capture, start, messages, answer, max_rounds, True, note)
 

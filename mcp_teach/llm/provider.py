@@ -18,6 +18,7 @@ from mcp_teach.config import Settings
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.teaching_model import MODEL_NAME
+from mcp_teach.redact import REDACTED, redact_text
 
 #: Base URL of the in-process teaching model; the ``.invalid`` domain can never reach a network.
 OFFLINE_BASE_URL = "http://teaching-model.invalid/v1"
@@ -66,10 +67,23 @@ def openai_client(settings: Settings, *, max_retries: int = 1, timeout: float = 
     return openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=max_retries, timeout=timeout)
 
 
-def explain_llm_error(error: openai.OpenAIError, url: str, model: str) -> LLMError:
+def _error_detail(error: openai.OpenAIError, api_key: str | None) -> str:
+    """The provider's own words: ``{"error": {"message": ...}}``, ``{"error": "..."}`` or a plain-text body."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        detail = body["message"]
+    elif isinstance(body, str) and body.strip():
+        detail = body.strip()
+    else:
+        detail = getattr(error, "message", None) or str(error)
+    # Some providers and proxies echo the key they were sent.
+    return redact_text(detail.replace(api_key, REDACTED) if api_key else detail)
+
+
+def explain_llm_error(error: openai.OpenAIError, url: str, model: str, api_key: str | None = None) -> LLMError:
     """Turn an ``openai`` exception into an :class:`LLMError` that names the fix (never the key)."""
     status = getattr(error, "status_code", None)
-    detail = getattr(error, "message", None) or str(error)
+    detail = _error_detail(error, api_key)
     if isinstance(error, openai.APIConnectionError):
         return LLMError(
             f"Cannot reach the LLM at {url} ({type(error).__name__}). Is the server running, and is "
