@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from mcp_teach.capture import CaptureTransport
@@ -21,11 +22,17 @@ def _heading(text: str, write: Callable[[str], None]) -> None:
     write(f"\n=== {text} {'=' * max(0, 70 - len(text))}")
 
 
+def _quiet_server_logs() -> None:
+    """An in-memory server logs into this terminal ("Error calling tool ..."); the lesson output stays clean."""
+    logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
+
+
 async def run_demo(settings: Settings, connection: Connection, question: str, write: Callable[[str], None]) -> None:
     """Handshake, tools/list, tools/call and one question through the LLM loop, printing every message."""
+    _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
     write(f"Calculator over {connection}; LLM: {settings.describe_llm()}")
-    async with calculator_target(connection) as target:
+    async with llm, calculator_target(connection) as target:
         capture = CaptureTransport(target)
         async with teaching_client(capture) as client:
             _heading("1. Connecting (the first messages of every session)", write)
@@ -60,14 +67,16 @@ async def run_chat(
     settings: Settings, connection: Connection, read: Callable[[str], str], write: Callable[[str], None]
 ) -> None:
     """Ask questions until ``exit``; each tool call is shown as it happens."""
+    _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
-    async with calculator_target(connection) as target, teaching_client(target) as client:
+    async with llm, calculator_target(connection) as target, teaching_client(target) as client:
         write(f"Calculator over {connection}; LLM: {settings.describe_llm()}")
         write("Ask a question (e.g. 'What is 1 + 2?' or '帮我算 3 乘 4'); type exit to leave.")
         while True:
             try:
                 question = read("you> ").strip()
             except EOFError:
+                write("")
                 return
             if question.lower() in LEAVE:
                 return

@@ -78,9 +78,12 @@ def is_chinese(text: str) -> bool:
 
 
 def say(key: str, chinese: bool, **values: str) -> str:
-    """The sentence ``key`` of :data:`TEXTS` in the question's language."""
+    """The sentence ``key`` of :data:`TEXTS` in the question's language.
+
+    A value that ends a sentence itself ("... this call.") does not get a second full stop.
+    """
     english, chinese_text = TEXTS[key]
-    return (chinese_text if chinese else english).format(**values)
+    return re.sub(r"([.。])[.。]+$", r"\1", (chinese_text if chinese else english).format(**values))
 
 
 def commas(parts: Iterable[str], chinese: bool) -> str:
