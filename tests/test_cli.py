@@ -16,6 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from support import refuses_connections
 
 from mcp_teach import cli
 from mcp_teach.client import teaching_client
@@ -28,14 +29,6 @@ MCP_TEACH_SERVE = [MCP_TEACH, "serve"]
 TOOL_NAMES = ["calculator_add", "calculator_subtract", "calculator_multiply", "calculator_divide"]
 PINNED_SERVER = {"name": "mcp-teach-calculator", "version": "1.0.0"}
 ACCEPT_BOTH = "application/json, text/event-stream"
-
-
-def refuses_connections(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    except ConnectionRefusedError:
-        return True
-    return False
 
 
 def listening_addresses(pid: int) -> set[tuple[str, int]]:

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx2
 import openai
 import pytest
-import uvicorn
 from openai.types.chat import ChatCompletion
+from support import serve_in_thread
 
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.runners import bind_socket
 
 HANG_TIMEOUT = 60  # only stops a hung test
 KEY = "sk-endpoint-test-0123456789abcdef"
@@ -29,25 +25,6 @@ ADD_TOOL = {
         "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
     },
 }
-
-
-@contextlib.contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port in a background thread; yields ``http://127.0.0.1:<port>``."""
-    sock = bind_socket()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + HANG_TIMEOUT
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(HANG_TIMEOUT)
-        sock.close()
 
 
 @pytest.fixture(scope="module")

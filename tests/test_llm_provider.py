@@ -7,21 +7,18 @@ real ``openai`` SDK, exactly as it would talk to OpenAI or Ollama.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import socket
-import threading
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
+from support import serve_in_thread
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
@@ -30,7 +27,6 @@ from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import OFFLINE_BASE_URL, base_url, model_name, openai_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.runners import bind_socket
 from mcp_teach.server import build_calculator_server
 
 HANG_TIMEOUT = 60  # only stops a hung test
@@ -115,25 +111,6 @@ class StandIn:
             call = {"id": "call_bad", "type": "function", "function": {"name": name, "arguments": arguments}}
             return JSONResponse(_completion({"tool_calls": [call]}))
         return JSONResponse(_completion({"content": "Hello from the stand-in."}))
-
-
-@contextlib.contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn on a free 127.0.0.1 port in a background thread; yields ``http://127.0.0.1:<port>``."""
-    sock = bind_socket()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + HANG_TIMEOUT
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(HANG_TIMEOUT)
-        sock.close()
 
 
 @pytest.fixture(scope="module")

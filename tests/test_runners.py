@@ -8,18 +8,11 @@ from urllib.parse import urlsplit
 import httpx2
 import pytest
 from fastmcp import FastMCP
+from support import refuses_connections
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.runners import DEFAULT_PATHS, STDIO_LOG, bind_socket, serve_http, server_url, stdio_transport
-
-
-def refuses_connections(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    except ConnectionRefusedError:
-        return True
-    return False
 
 
 @pytest.mark.parametrize("transport", ["sse", "streamable-http"])

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import openai
 import pytest
+from support import refuses_connections
 
 from mcp_teach.llm.teaching_model import MODEL_NAME
 
@@ -188,14 +189,6 @@ def test_chat_reports_an_llm_error_and_keeps_going(chats: Batch) -> None:
 
 
 # --- mcp-teach model serve ---------------------------------------------------------------------------------------
-
-
-def refuses_connections(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    except ConnectionRefusedError:
-        return True
-    return False
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,44 @@
+"""Helpers several test modules share (import with ``from support import ...``)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+
+from mcp_teach.runners import bind_socket
+
+HANG_TIMEOUT = 60  # only stops a hung test
+
+
+def refuses_connections(port: int) -> bool:
+    """True if nothing listens on 127.0.0.1:``port`` any more."""
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    except ConnectionRefusedError:
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Serve ``app`` with uvicorn on a free 127.0.0.1 port in a background thread; yields ``http://127.0.0.1:<port>``."""
+    sock = bind_socket()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + HANG_TIMEOUT
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(HANG_TIMEOUT)
+        sock.close()
