@@ -98,7 +98,7 @@ def _is_error(message: Any) -> bool:
 
 
 @dataclass(frozen=True)
-class _Entry:
+class Entry:
     """One displayed item: a headline, a colour bar and a JSON body."""
 
     headline: str
@@ -109,13 +109,13 @@ class _Entry:
 class MessagesView:
     """What :func:`show` and :func:`show_trace` return: HTML in Jupyter, plain text elsewhere."""
 
-    def __init__(self, entries: list[_Entry], fold: Sequence[str], max_items: int | None, title: str | None) -> None:
+    def __init__(self, entries: list[Entry], fold: Sequence[str], max_items: int | None, title: str | None) -> None:
         self._entries = entries
         self._fold = tuple(fold)
         self._max_items = max_items
         self._title = title
 
-    def _body(self, entry: _Entry) -> str:
+    def _body(self, entry: Entry) -> str:
         return pretty_json(abbreviate(entry.body, self._fold, self._max_items))
 
     def text(self) -> str:
@@ -183,7 +183,7 @@ def show(
             continue
         answers = capture.messages.index(request) + 1 if request else None
         colour = COLOURS["error"] if _is_error(wire.message) else COLOURS[wire.direction]
-        rows.append(_Entry(_capture_headline(number, wire, request, answers), colour, wire.message))
+        rows.append(Entry(_capture_headline(number, wire, request, answers), colour, wire.message))
     return MessagesView(rows, fold, max_items, title)
 
 
@@ -205,7 +205,7 @@ def show_trace(
         if kinds is not None and event.kind not in kinds:
             continue
         colour = COLOURS["error"] if _is_error(event.payload) else ACTOR_COLOURS[event.sender]
-        entries.append(_Entry(f"#{number} {event.sender} → {event.receiver}  {event.label}", colour, event.payload))
+        entries.append(Entry(f"#{number} {event.sender} → {event.receiver}  {event.label}", colour, event.payload))
     return MessagesView(entries, fold, max_items, title)
 
 

@@ -1,0 +1,427 @@
+"""Sequence diagrams of captured sessions and tool-loop traces, drawn with matplotlib.
+
+``draw_sequence(capture)`` draws one lifeline per actor (client and server; user,
+client, LLM and server for a loop trace) and one arrow per message, in wire
+order::
+
+    draw_sequence(capture)                     # a Capture, a CaptureTransport or a list of WireMessage
+    draw_sequence(result.trace, title="1 + 2")  # a tool-loop Trace (or the LoopResult itself)
+
+Requests are solid arrows, responses dashed, notifications dotted with an open
+head; an error (a JSON-RPC ``error`` or a result with ``isError: true``) is red.
+Long sessions keep their first and last messages around a "… N more messages …"
+band. The figure is a plain :class:`matplotlib.figure.Figure` (no pyplot state):
+a notebook cell ending with it shows a PNG.
+
+:func:`sequence_steps` is the model under the picture (and under
+:mod:`mcp_teach.explorer`): every message with its number, sender, receiver,
+kind, label and the request it answers.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties, findfont, get_font
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.textpath import TextToPath
+
+from mcp_teach.llm.trace import Trace
+from mcp_teach.show import ACTOR_COLOURS, COLOURS
+from mcp_teach.wire import CLIENT_TO_SERVER, Capture, WireMessage, message_kind
+
+Style = Literal["request", "response", "notification"]
+
+#: Display names of the actors, in lifeline order.
+ACTOR_NAMES = {"user": "user", "client": "client", "llm": "LLM", "server": "server"}
+CAPTURE_ACTORS = ("client", "server")
+TRACE_ACTORS = ("user", "client", "llm", "server")
+#: How each trace event kind is drawn (JSON-RPC messages by their own kind).
+EVENT_STYLES: dict[str, Style] = {
+    "question": "request",
+    "llm-request": "request",
+    "llm-response": "response",
+    "answer": "response",
+}
+LINESTYLES: dict[Style, str] = {"request": "-", "response": "--", "notification": ":"}
+ARROWHEADS: dict[Style, str] = {"request": "-|>", "response": "-|>", "notification": "->"}
+
+# Layout, in inches (the axes' data coordinates are inches, y growing downwards).
+ROW = 0.42
+MARGIN = 0.9
+FONT_SIZE = 9.0
+LABEL_PAD = 0.12
+
+
+@dataclass(frozen=True)
+class Step:
+    """One message of a capture or trace, as the diagram and the explorer present it."""
+
+    #: 1-based position in the whole session (as ``show`` numbers it).
+    number: int
+    sender: str
+    receiver: str
+    #: ``request``, ``response``, ``notification``, ``error``, ``invalid`` (JSON-RPC) or a trace event kind
+    #: (``question``, ``llm-request``, ``llm-response``, ``answer``).
+    kind: str
+    #: How the arrow is drawn: solid ``request``, dashed ``response``, dotted ``notification``.
+    style: Style
+    #: The arrow label, e.g. ``#3 tools/call id=2`` or ``#4 result of #3 tools/call``.
+    label: str
+    method: str | None
+    id: Any
+    #: The number of the request this message answers, and its method (responses only).
+    answers: int | None
+    answers_method: str | None
+    #: A JSON-RPC error or a result with ``isError: true``.
+    is_error: bool
+    #: The JSON the message carried.
+    payload: Any
+
+
+def is_error(message: Any) -> bool:
+    """A JSON-RPC error response, or a result with ``isError: true``."""
+    if not isinstance(message, dict):
+        return False
+    result = message.get("result")
+    return "error" in message or (isinstance(result, dict) and result.get("isError") is True)
+
+
+def _jsonrpc_label(number: int, message: dict[str, Any], answers: tuple[int, str] | None) -> str:
+    kind = message_kind(message)
+    if kind == "request":
+        return f"#{number} {message['method']} id={message.get('id')}"
+    if kind == "notification":
+        return f"#{number} {message['method']}"
+    if kind == "invalid":
+        return f"#{number} invalid message"
+    of = f"of #{answers[0]} {answers[1]}" if answers else f"(id={message.get('id')})"
+    if kind == "error":
+        code = (message.get("error") or {}).get("code", "")
+        return f"#{number} error {code} {of}"
+    return f"#{number} result {of}" + (" (isError)" if is_error(message) else "")
+
+
+def _jsonrpc_step(number: int, sender: str, receiver: str, message: dict[str, Any], pending: dict) -> Step:
+    """A JSON-RPC message as a step; ``pending`` maps (sender, id) of earlier requests to (number, method)."""
+    kind = message_kind(message)
+    answers = None
+    if kind in ("response", "error"):
+        answers = pending.get((receiver, message.get("id")))
+    elif kind == "request":
+        pending[(sender, message.get("id"))] = (number, message["method"])
+    style: Style = "notification" if kind == "notification" else "request" if kind == "request" else "response"
+    return Step(
+        number=number,
+        sender=sender,
+        receiver=receiver,
+        kind=kind,
+        style=style,
+        label=_jsonrpc_label(number, message, answers),
+        method=message.get("method"),
+        id=message.get("id"),
+        answers=answers[0] if answers else None,
+        answers_method=answers[1] if answers else None,
+        is_error=is_error(message),
+        payload=message,
+    )
+
+
+def _event_label(number: int, kind: str, label: str) -> str:
+    if kind in ("question", "answer"):
+        return f'#{number} "{label}"'
+    return f"#{number} {label}"
+
+
+def _trace_steps(trace: Trace) -> list[Step]:
+    steps, pending = [], {}
+    for number, event in enumerate(trace, start=1):
+        if event.kind == "jsonrpc":
+            steps.append(_jsonrpc_step(number, event.sender, event.receiver, event.payload, pending))
+            continue
+        steps.append(
+            Step(
+                number=number,
+                sender=event.sender,
+                receiver=event.receiver,
+                kind=event.kind,
+                style=EVENT_STYLES.get(event.kind, "request"),
+                label=_event_label(number, event.kind, event.label),
+                method=None,
+                id=None,
+                answers=None,
+                answers_method=None,
+                is_error=False,
+                payload=event.payload,
+            )
+        )
+    return steps
+
+
+def _capture_steps(messages: Iterable[WireMessage]) -> list[Step]:
+    steps, pending = [], {}
+    for number, wire in enumerate(messages, start=1):
+        sender, receiver = ("client", "server") if wire.direction == CLIENT_TO_SERVER else ("server", "client")
+        steps.append(_jsonrpc_step(number, sender, receiver, wire.message, pending))
+    return steps
+
+
+def _trace_of(source: Any) -> Trace | None:
+    """The loop trace in ``source`` (a Trace or a LoopResult), else None."""
+    if isinstance(source, Trace):
+        return source
+    trace = getattr(source, "trace", None)
+    return trace if isinstance(trace, Trace) else None
+
+
+def sequence_steps(source: Any) -> tuple[tuple[str, ...], list[Step]]:
+    """The actors (lifeline order) and the steps of a capture, CaptureTransport, message list or loop trace."""
+    trace = _trace_of(source)
+    if trace is not None:
+        return TRACE_ACTORS, _trace_steps(trace)
+    capture = getattr(source, "capture", source)  # a CaptureTransport holds its capture
+    if isinstance(capture, WireMessage):
+        capture = [capture]
+    if not isinstance(capture, Capture | list | tuple):
+        raise TypeError(f"cannot draw {type(source).__name__}: give a Capture, CaptureTransport, messages or a Trace")
+    return CAPTURE_ACTORS, _capture_steps(capture)
+
+
+# --- text that the font can draw ---------------------------------------------------------------------------------
+
+
+@cache
+def _font() -> Any:
+    return get_font(findfont(FontProperties(size=FONT_SIZE)))
+
+
+@cache
+def _has_glyph(character: str) -> bool:
+    return character.isspace() or _font().get_char_index(ord(character)) != 0
+
+
+def drawable(text: str) -> str:
+    """``text`` with every character the label font cannot draw replaced by ``?``.
+
+    matplotlib's default font (DejaVu Sans) has no Chinese glyphs; drawing them
+    prints a "Glyph ... missing from font" warning for every character, at the
+    moment the figure is rendered — in a notebook that is after this module
+    returns, on stderr, where nbval compares it. Replacing the characters keeps
+    the picture and stderr clean; the explorer and ``show`` display the real text.
+    """
+    return "".join(c if _has_glyph(c) else "?" for c in text)
+
+
+def _text_width(text: str, size: float = FONT_SIZE) -> float:
+    """Width of ``text`` in inches at ``size`` points."""
+    width, _, _ = TextToPath().get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
+    return width / 72
+
+
+def fit(text: str, width: float, size: float = FONT_SIZE) -> str:
+    """``text`` (made drawable, one line), shortened with "…" to at most ``width`` inches."""
+    text = drawable(" ".join(text.split()))
+    if _text_width(text, size) <= width:
+        return text
+    low, high = 0, len(text)
+    while low < high:  # the longest prefix that fits with the ellipsis
+        middle = (low + high + 1) // 2
+        if _text_width(text[:middle] + "…", size) <= width:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low].rstrip() + "…"
+
+
+# --- the figure ----------------------------------------------------------------------------------------------------
+
+
+class SequenceDiagram(Figure):
+    """A :class:`~matplotlib.figure.Figure` that also renders itself as PNG in Jupyter without pyplot."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", facecolor="white")
+        return buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class _Band:
+    """Where a long session is summarised: the messages left out."""
+
+    first: int
+    last: int
+
+    @property
+    def count(self) -> int:
+        return self.last - self.first + 1
+
+
+def summarise(steps: list[Step], max_messages: int) -> list[Step | _Band]:
+    """The steps to draw: all of them, or the first and last ones around a band (at most ``max_messages`` steps)."""
+    if max_messages < 2:
+        raise ValueError("max_messages must be at least 2 (the first and the last message)")
+    if len(steps) <= max_messages:
+        return list(steps)
+    head, tail = (max_messages + 1) // 2, max_messages // 2
+    return [*steps[:head], _Band(steps[head].number, steps[-tail - 1].number), *steps[-tail:]]
+
+
+def _colour(step: Step) -> str:
+    return COLOURS["error"] if step.is_error else ACTOR_COLOURS.get(step.sender, "#57606a")
+
+
+def _label_span(step: Step, xs: dict[str, float]) -> tuple[float, float]:
+    """The gap next to the sender between two neighbouring lifelines: the label sits there, on no lifeline."""
+    start, end = xs[step.sender], xs[step.receiver]
+    between = sorted(x for x in xs.values() if min(start, end) < x < max(start, end))
+    if not between:
+        return min(start, end), max(start, end)
+    return (start, between[0]) if start < end else (between[-1], start)
+
+
+def _draw_step(axes: Any, step: Step, y: float, xs: dict[str, float]) -> None:
+    colour = _colour(step)
+    arrow = FancyArrowPatch(
+        (xs[step.sender], y),
+        (xs[step.receiver], y),
+        arrowstyle=ARROWHEADS[step.style],
+        mutation_scale=13,
+        linestyle=LINESTYLES[step.style],
+        linewidth=1.6,
+        color=colour,
+        shrinkA=0,
+        shrinkB=1.5,
+        zorder=3,
+    )
+    arrow.set_gid(f"message-{step.number}")
+    axes.add_patch(arrow)
+    left, right = _label_span(step, xs)
+    label = fit(step.label, right - left - 2 * LABEL_PAD)
+    axes.text(
+        (left + right) / 2,
+        y - 0.05,
+        label,
+        ha="center",
+        va="bottom",
+        fontsize=FONT_SIZE,
+        color=colour,
+        fontweight="bold" if step.is_error else "normal",
+        parse_math=False,
+        zorder=4,
+    )
+
+
+def _draw_band(axes: Any, band: _Band, y: float, width: float) -> None:
+    axes.add_patch(
+        Rectangle(
+            (0.25, y - 0.06 - ROW * 0.3),
+            width - 0.5,
+            ROW * 0.6,
+            facecolor="#f6f8fa",
+            edgecolor="#afb8c1",
+            linestyle="--",
+            zorder=5,
+        )
+    )
+    text = f"… {band.count} more messages (#{band.first}–#{band.last}) …"
+    axes.text(
+        width / 2,
+        y - 0.06,
+        text,
+        ha="center",
+        va="center",
+        fontsize=FONT_SIZE,
+        color="#57606a",
+        style="italic",
+        zorder=6,
+    )
+
+
+def _draw_actor(axes: Any, actor: str, x: float, y: float) -> None:
+    colour = ACTOR_COLOURS.get(actor, "#57606a")
+    axes.text(
+        x,
+        y,
+        ACTOR_NAMES.get(actor, actor),
+        ha="center",
+        va="center",
+        fontsize=11,
+        fontweight="bold",
+        color="white",
+        bbox={"boxstyle": "round,pad=0.45", "facecolor": colour, "edgecolor": colour},
+        zorder=7,
+        gid=f"actor-{actor}",
+    )
+
+
+def _legend(axes: Any, is_trace: bool) -> None:
+    handles = [
+        Line2D([], [], color="#57606a", linestyle="-", label="request" + (" / question" if is_trace else "")),
+        Line2D([], [], color="#57606a", linestyle="--", label="response" + (" / answer" if is_trace else "")),
+        Line2D([], [], color="#57606a", linestyle=":", label="notification"),
+        Line2D([], [], color=COLOURS["error"], linestyle="--", label="error (JSON-RPC error or isError)"),
+    ]
+    axes.legend(
+        handles=handles,
+        loc="lower center",
+        ncol=4,
+        frameon=False,
+        fontsize=FONT_SIZE,
+        handlelength=3,
+        bbox_to_anchor=(0.5, 0.0),
+    )
+
+
+def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 24) -> Figure:
+    """A sequence diagram: one lifeline per actor, one arrow per message from sender to receiver, in order.
+
+    ``source`` is a ``Capture``, a ``CaptureTransport``, a list of ``WireMessage`` or a
+    loop ``Trace`` (lifelines user · client · LLM · server). Arrows are labelled
+    ``#3 tools/call id=2`` / ``#4 result of #3 tools/call``; a trace's LLM events
+    carry their (shortened) label. At most ``max_messages`` arrows are drawn: a
+    longer session keeps its first and last messages around a "… N more messages …"
+    band. Characters the font lacks (Chinese with matplotlib's default font) are
+    drawn as ``?`` (see :func:`drawable`).
+    """
+    actors, steps = sequence_steps(source)
+    rows = summarise(steps, max_messages)
+    width = 8.0 if len(actors) == 2 else 11.0
+    top = (0.45 if title else 0.1) + 0.4  # title, then the actor boxes
+    first_row = top + 0.5
+    body = max(len(rows), 1) * ROW
+    bottom_boxes = len(rows) > 12  # repeat the actors at the bottom of a tall diagram
+    height = round(first_row + body + (0.55 if bottom_boxes else 0.05) + 0.4, 2)
+
+    figure = SequenceDiagram(figsize=(width, height), dpi=100, facecolor="white")
+    axes = figure.add_axes((0, 0, 1, 1))
+    axes.set_xlim(0, width)
+    axes.set_ylim(height, 0)
+    axes.set_axis_off()
+
+    gap = (width - 2 * MARGIN) / (len(actors) - 1)
+    xs = {actor: MARGIN + index * gap for index, actor in enumerate(actors)}
+    end = first_row + body - ROW / 2 + (0.15 if bottom_boxes else 0.0)
+    for actor, x in xs.items():
+        _draw_actor(axes, actor, x, top)
+        axes.add_line(Line2D([x, x], [top + 0.2, end], color="#d0d7de", linewidth=1.2, zorder=1))
+        if bottom_boxes:
+            _draw_actor(axes, actor, x, end + 0.15)
+    if title:
+        axes.text(width / 2, 0.3, drawable(title), ha="center", va="center", fontsize=12, fontweight="bold")
+    for index, row in enumerate(rows):
+        y = first_row + index * ROW
+        if isinstance(row, _Band):
+            _draw_band(axes, row, y, width)
+        else:
+            _draw_step(axes, row, y, xs)
+    if not rows:
+        axes.text(width / 2, first_row, "(no messages)", ha="center", va="center", fontsize=FONT_SIZE, color="#57606a")
+    _legend(axes, is_trace=len(actors) > 2)
+    return figure
