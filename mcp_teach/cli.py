@@ -14,6 +14,10 @@ from mcp_teach.llm.errors import LLMError
 from mcp_teach.runners import LOOPBACK, TRANSPORTS, run_server
 
 DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
+URL_HELP = (
+    "talk to a server that is already running, e.g. started with 'mcp-teach serve' in another terminal "
+    "(a URL ending in /sse uses SSE, any other streamable HTTP); --transport is then ignored"
+)
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,7 +72,7 @@ def demo(args: argparse.Namespace) -> int:
     """The whole tour in a terminal."""
     from mcp_teach.terminal import run_demo
 
-    asyncio.run(run_demo(load_settings(), args.transport, args.question, print))
+    asyncio.run(run_demo(load_settings(), args.transport, args.question, print, url=args.url))
     return 0
 
 
@@ -76,7 +80,7 @@ def chat(args: argparse.Namespace) -> int:
     """An interactive chat with the calculator through the LLM loop."""
     from mcp_teach.terminal import run_chat
 
-    asyncio.run(run_chat(load_settings(), args.transport, input, print))
+    asyncio.run(run_chat(load_settings(), args.transport, input, print, url=args.url))
     return 0
 
 
@@ -98,9 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
     demo_parser = commands.add_parser("demo", help="the whole tour in a terminal: every message printed")
     demo_parser.add_argument("--transport", choices=transports, default="stdio", help="how to reach the server")
     demo_parser.add_argument("--question", default=DEMO_QUESTION, help="what to ask the LLM")
+    demo_parser.add_argument("--url", help=URL_HELP)
     demo_parser.set_defaults(handler=demo)
     chat_parser = commands.add_parser("chat", help="chat with the calculator through the LLM tool loop")
     chat_parser.add_argument("--transport", choices=transports, default="stdio", help="how to reach the server")
+    chat_parser.add_argument("--url", help=URL_HELP)
     chat_parser.set_defaults(handler=chat)
     model_parser = commands.add_parser("model", help="the offline teaching model")
     model_commands = model_parser.add_subparsers(dest="model_command", required=True)
@@ -126,8 +132,8 @@ def _run(handler, args: argparse.Namespace) -> int:
     except LLMError as error:
         print(f"mcp-teach: LLM error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        return 0
+    except (KeyboardInterrupt, BrokenPipeError):
+        return 0  # Ctrl-C, or the reader went away (e.g. `mcp-teach demo | head`)
     except OSError as error:
         print(f"mcp-teach: cannot start: {error}", file=sys.stderr)
         return 1

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
@@ -27,12 +29,24 @@ def _quiet_server_logs() -> None:
     logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
 
 
-async def run_demo(settings: Settings, connection: Connection, question: str, write: Callable[[str], None]) -> None:
+@contextlib.asynccontextmanager
+async def _server(connection: Connection, url: str | None) -> AsyncIterator[tuple[Any, str]]:
+    """The server to talk to and how to name it: a running one at ``url``, else a fresh calculator."""
+    if url:
+        yield url, f"the server at {url}"
+    else:
+        async with calculator_target(connection) as target:
+            yield target, f"a calculator over {connection}"
+
+
+async def run_demo(
+    settings: Settings, connection: Connection, question: str, write: Callable[[str], None], url: str | None = None
+) -> None:
     """Handshake, tools/list, tools/call and one question through the LLM loop, printing every message."""
     _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
-    write(f"Calculator over {connection}; LLM: {settings.describe_llm()}")
-    async with llm, calculator_target(connection) as target:
+    async with llm, _server(connection, url) as (target, name):
+        write(f"Talking to {name}; LLM: {settings.describe_llm()}")
         capture = CaptureTransport(target)
         async with teaching_client(capture) as client:
             _heading("1. Connecting (the first messages of every session)", write)
@@ -64,13 +78,17 @@ def _live(write: Callable[[str], None]) -> Callable[[TraceEvent], None]:
 
 
 async def run_chat(
-    settings: Settings, connection: Connection, read: Callable[[str], str], write: Callable[[str], None]
+    settings: Settings,
+    connection: Connection,
+    read: Callable[[str], str],
+    write: Callable[[str], None],
+    url: str | None = None,
 ) -> None:
     """Ask questions until ``exit``; each tool call is shown as it happens."""
     _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
-    async with llm, calculator_target(connection) as target, teaching_client(target) as client:
-        write(f"Calculator over {connection}; LLM: {settings.describe_llm()}")
+    async with llm, _server(connection, url) as (target, name), teaching_client(target) as client:
+        write(f"Talking to {name}; LLM: {settings.describe_llm()}")
         write("Ask a question (e.g. 'What is 1 + 2?' or '帮我算 3 乘 4'); type exit to leave.")
         while True:
             try:

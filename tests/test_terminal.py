@@ -237,3 +237,28 @@ def test_model_serve_on_a_busy_port_says_why(tmp_path: Path, clean_env) -> None:
         )
     assert done.returncode == 1
     assert done.stderr.startswith("mcp-teach: cannot start:") and "Traceback" not in done.stderr
+
+
+# --- demo and chat against a server running in "another terminal" -----------------------------------------------
+
+
+@pytest.mark.parametrize(("transport", "path"), [("sse", "/sse"), ("streamable-http", "/mcp")])
+def test_demo_and_chat_talk_to_a_running_server_by_url(cli_server, tmp_path, clean_env, transport, path):
+    server = cli_server([MCP_TEACH, "serve", "--transport", transport, "--port", "0"])
+    url = server.url
+    assert url.endswith(path)
+    batch = Batch(tmp_path, clean_env)
+    try:
+        batch.start("demo", ["demo", "--url", url])
+        batch.start("chat", ["chat", "--url", url], stdin="What is 1 + 2?\nexit\n")
+        demo, chat = batch.result("demo"), batch.result("chat")
+    finally:
+        batch.stop()
+    assert demo.code == 0, demo.stderr
+    assert f"Talking to the server at {url}" in demo.stdout
+    assert ("initialize" if transport == "sse" else "server/discover") in demo.stdout
+    assert DEMO_ANSWER in demo.stdout
+    assert chat.code == 0, chat.stderr
+    assert "assistant> 1 + 2 = 3." in chat.stdout
+    code, _, stderr = server.stop()
+    assert code == 0 and "Traceback" not in stderr
