@@ -1,0 +1,87 @@
+"""What the check cell after each exercise calls: specific feedback, not a bare ``AssertionError``.
+
+::
+
+    check = checker("01.3")
+    check.equal(requests, 2, "the number of requests", hint="a request has an 'id' and a 'method'")
+    check.done()   # prints: ✔ Exercise 01.3 passed
+
+A failed expectation raises :class:`ExerciseFailed` whose message says what was
+expected, what was found and a hint, e.g.
+``Exercise 01.3 — the number of requests: expected 2, found 3. Hint: ...``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Container
+from typing import Any
+
+#: Printed by :meth:`Checker.done`; the grader looks for it.
+PASSED = "✔ Exercise {id} passed"
+EXERCISE_ID = re.compile(r"^\d{2}\.\d+$")
+
+
+class ExerciseFailed(AssertionError):
+    """An exercise's check found something other than what the exercise asks for."""
+
+
+def _shown(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Checker:
+    """The checks of one exercise; every method raises :class:`ExerciseFailed` with feedback."""
+
+    def __init__(self, exercise_id: str) -> None:
+        if not EXERCISE_ID.match(exercise_id):
+            raise ValueError(f"exercise ids look like '01.3' (lesson.number), not {exercise_id!r}")
+        self.exercise_id = exercise_id
+
+    def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> None:
+        """Stop with the standard feedback message."""
+        message = f"Exercise {self.exercise_id} — {what}: expected {expected}, found {found}."
+        raise ExerciseFailed(message + (f" Hint: {hint}" if hint else ""))
+
+    def equal(self, found: Any, expected: Any, what: str, *, hint: str | None = None) -> None:
+        """``found == expected``."""
+        if found != expected:
+            self.fail(what, _shown(expected), _shown(found), hint)
+
+    def true(self, condition: bool, what: str, *, expected: str, found: Any = None, hint: str | None = None) -> None:
+        """``condition`` holds; ``expected`` says in words what should be true."""
+        if not condition:
+            self.fail(what, expected, "something else" if found is None else _shown(found), hint)
+
+    def contains(self, container: Container[Any], item: Any, what: str, *, hint: str | None = None) -> None:
+        """``item in container``."""
+        if item not in container:
+            self.fail(what, f"it to contain {_shown(item)}", _shown(container), hint)
+
+    def instance(self, value: Any, kind: type | tuple[type, ...], what: str, *, hint: str | None = None) -> None:
+        """``isinstance(value, kind)``."""
+        if not isinstance(value, kind):
+            names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+            self.fail(what, f"a {names}", f"{type(value).__name__} {_shown(value)}", hint)
+
+    def raises(
+        self, call: Callable[[], Any], error: type[BaseException], what: str, *, hint: str | None = None
+    ) -> None:
+        """``call()`` raises ``error``."""
+        try:
+            call()
+        except error:
+            return
+        except Exception as other:  # reported as feedback
+            self.fail(what, f"{error.__name__} to be raised", f"{type(other).__name__}: {other}", hint)
+        self.fail(what, f"{error.__name__} to be raised", "no exception", hint)
+
+    def done(self) -> None:
+        """Print the line that says the exercise passed (the grader reads it)."""
+        print(PASSED.format(id=self.exercise_id))
+
+
+def checker(exercise_id: str) -> Checker:
+    """The checker for exercise ``exercise_id`` (``"NN.k"``: lesson NN, exercise k)."""
+    return Checker(exercise_id)
