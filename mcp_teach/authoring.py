@@ -27,6 +27,7 @@ def execute_notebook(path: Path, timeout: int = 600) -> None:
         timeout=timeout,
         kernel_name="python3",
         record_timing=False,
+        coalesce_streams=True,  # one print, one stored output (not pieces that depend on timing)
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
