@@ -68,6 +68,50 @@ def execute_notebooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def student_copy(args: argparse.Namespace) -> int:
+    """Write student versions of notebooks: solutions replaced, exercise outputs cleared."""
+    from mcp_teach.exercises.convention import ConventionError
+    from mcp_teach.exercises.student_copy import describe_copy, plan_copies, write_copies
+
+    try:
+        plans = plan_copies(args.paths, args.output)
+    except (ConventionError, ValueError, FileNotFoundError) as error:
+        print(f"mcp-teach student-copy: {error}", file=sys.stderr)
+        return 2
+    if not plans:
+        print("mcp-teach student-copy: no notebooks found", file=sys.stderr)
+        return 2
+    write_copies(plans)
+    for plan in plans:
+        print(describe_copy(plan))
+    return 0
+
+
+def grade(args: argparse.Namespace) -> int:
+    """Run submitted notebooks in fresh kernels and report each exercise; 0 only if all passed."""
+    from mcp_teach.exercises.grading import all_passed, default_csv, grade_all, report, submissions, write_csv
+    from mcp_teach.exercises.kernel import Limits
+
+    try:
+        if not submissions(args.path):
+            print(f"mcp-teach grade: no notebooks in {args.path}", file=sys.stderr)
+            return 2
+    except FileNotFoundError as error:
+        print(f"mcp-teach grade: {error}", file=sys.stderr)
+        return 2
+    limits = Limits(cell_timeout=args.timeout, time_limit=args.time_limit)
+    try:
+        results = grade_all(args.path, limits, lambda line: print(line, file=sys.stderr, flush=True))
+    except KeyboardInterrupt:
+        print("mcp-teach grade: interrupted, no report written", file=sys.stderr)
+        return 130
+    csv_path = args.csv or default_csv(args.path)
+    write_csv(results, csv_path)
+    print(report(results))
+    print(f"report written to {csv_path}")
+    return 0 if all_passed(results) else 1
+
+
 def demo(args: argparse.Namespace) -> int:
     """The whole tour in a terminal."""
     from mcp_teach.terminal import run_demo
@@ -90,6 +134,13 @@ def serve_model(args: argparse.Namespace) -> int:
 
     run_model_server(host=args.host, port=args.port, api_key=args.api_key)
     return 0
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,6 +166,33 @@ def build_parser() -> argparse.ArgumentParser:
     model_serve.add_argument("--port", type=int, default=8001, help="TCP port (default 8001, 0 for any)")
     model_serve.add_argument("--api-key", help="require this key (default: accept any)")
     model_serve.set_defaults(handler=serve_model)
+    copy_parser = commands.add_parser(
+        "student-copy", help="write student versions of the lessons (solutions replaced, exercise outputs cleared)"
+    )
+    copy_parser.add_argument("paths", nargs="+", type=Path, help="notebooks, or folders of notebooks (*.ipynb)")
+    copy_parser.add_argument(
+        "-o", "--output", type=Path, required=True, help="folder to write to (not the source folder)"
+    )
+    copy_parser.set_defaults(handler=student_copy)
+    grade_parser = commands.add_parser("grade", help="run submitted notebooks and report every exercise")
+    grade_parser.add_argument("path", type=Path, help="a notebook, or a folder searched recursively for *.ipynb")
+    grade_parser.add_argument(
+        "--timeout", type=_seconds, default=120, metavar="SECONDS", help="how long one cell may run (default 120)"
+    )
+    grade_parser.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=900,
+        metavar="SECONDS",
+        help="how long one notebook may run (default 900)",
+    )
+    grade_parser.add_argument(
+        "--csv",
+        type=Path,
+        metavar="PATH",
+        help="where to write the CSV report (default: grades.csv in the graded folder)",
+    )
+    grade_parser.set_defaults(handler=grade)
     execute_parser = commands.add_parser(
         "execute-notebooks", help="re-run the lesson notebooks and save their outputs (for contributors)"
     )

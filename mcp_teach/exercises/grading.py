@@ -1,0 +1,203 @@
+"""Grade submitted notebooks: run each in a fresh kernel and report every exercise.
+
+::
+
+    mcp-teach grade submissions/ --timeout 120 --csv grades.csv
+
+Per exercise (found by the tags ``solution``/``check`` + ``exercise:NN.k``):
+
+- ``pass``: the check cell printed ``✔ Exercise NN.k passed``;
+- ``fail``: the check cell raised (its ``ExerciseFailed`` message is shown), or the solution cell raised
+  something other than ``NotImplementedError`` or did not finish in time;
+- ``not attempted``: the solution cell still raises ``NotImplementedError`` (or the check does, calling a
+  function the student has not written), or the run stopped before reaching it (the reason is shown);
+- ``error`` (one row per notebook, no exercise): the notebook could not be graded at all (not valid
+  JSON, no exercises, malformed exercise tags, kernel failed to start).
+
+Notebooks run one after another; a broken or endless one is reported and grading goes on.
+"""
+
+from __future__ import annotations
+
+import csv
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from mcp_teach.exercises.check import PASSED
+from mcp_teach.exercises.convention import SOLUTION, Exercise, describe, find_exercises, tags
+from mcp_teach.exercises.kernel import DEFAULT_LIMITS, CellRun, Limits, NotebookRun, run_notebook
+from mcp_teach.show import table
+
+PASS, FAIL, NOT_ATTEMPTED, ERROR = "pass", "fail", "not attempted", "error"
+CSV_COLUMNS = ("notebook", "exercise", "result", "message")
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One row of the report."""
+
+    notebook: str
+    exercise: str
+    result: str
+    message: str = ""
+
+
+@dataclass
+class NotebookGrades:
+    """The grades of one notebook, plus notes on errors outside the exercises."""
+
+    notebook: str
+    grades: list[Grade] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def submissions(path: Path) -> list[Path]:
+    """The notebooks to grade: ``path`` itself, or every ``*.ipynb`` under it (hidden folders skipped)."""
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise FileNotFoundError(f"{path} is neither a folder nor a notebook")
+    found = path.rglob("*.ipynb")
+    return sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(path).parts))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def grade_exercise(exercise: Exercise, notebook: Any, run: NotebookRun) -> tuple[str, str]:
+    """``(result, message)`` of one exercise, from what its solution and check cells did."""
+    solution, check = run.cells.get(exercise.solution), run.cells.get(exercise.check)
+    if solution is None:
+        if not notebook.cells[exercise.solution].source.strip():
+            return NOT_ATTEMPTED, "the solution cell is empty"
+        return NOT_ATTEMPTED, f"not reached: {run.stopped}"
+    if solution.status == "stopped":
+        return FAIL, f"the solution cell {solution.evalue}"
+    if solution.status == "error":
+        if solution.ename == "NotImplementedError":
+            return NOT_ATTEMPTED, "the solution cell still raises NotImplementedError"
+        return FAIL, f"the solution cell raised {solution.error}"
+    return _grade_check(exercise, check, run)
+
+
+def _grade_check(exercise: Exercise, check: CellRun | None, run: NotebookRun) -> tuple[str, str]:
+    if check is None:
+        return NOT_ATTEMPTED, f"the check was not reached: {run.stopped or 'the check cell is empty'}"
+    if check.status == "stopped":
+        return FAIL, f"the check cell {check.evalue}"
+    if check.status == "error" and check.ename == "NotImplementedError":
+        return NOT_ATTEMPTED, "the solution still raises NotImplementedError (when the check calls it)"
+    if check.status == "error":
+        return FAIL, check.evalue if check.ename == "ExerciseFailed" else f"the check raised {check.error}"
+    if PASSED.format(id=exercise.id) in check.stdout:
+        return PASS, ""
+    return FAIL, f"the check cell did not print '{PASSED.format(id=exercise.id)}' (was check.done() removed?)"
+
+
+def _notes(notebook: Any, exercises: list[Exercise], run: NotebookRun) -> list[str]:
+    """Errors in cells that are not exercises (they often explain a failure), and an early stop."""
+    exercise_cells = {i for e in exercises for i in (e.solution, e.check)}
+    notes = [
+        f"{describe(notebook.cells[index], index)} raised {cell.error}"
+        if cell.status == "error"
+        else f"{describe(notebook.cells[index], index)} {cell.evalue}"
+        for index, cell in sorted(run.cells.items())
+        if index not in exercise_cells
+        and cell.status != "ok"
+        and not (cell.status == "error" and "raises-exception" in tags(notebook.cells[index]))
+    ]
+    if run.stopped:
+        notes.append(f"stopped early: {run.stopped}")
+    return notes
+
+
+def grade_notebook(path: Path, label: str, limits: Limits = DEFAULT_LIMITS) -> NotebookGrades:
+    """Run the notebook at ``path`` (its folder as working directory) and grade each exercise."""
+    result = NotebookGrades(label)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat's validation warnings: the notebook is graded anyway
+            notebook = nbformat.read(path, as_version=4)
+        exercises = find_exercises(notebook)
+    except Exception as error:  # any unreadable submission is reported, not fatal
+        result.grades.append(Grade(label, "", ERROR, _one_line(f"cannot read the notebook: {error}")))
+        return result
+    if not exercises:
+        result.grades.append(Grade(label, "", ERROR, f"no exercises found (no cells tagged '{SOLUTION}')"))
+        return result
+    try:
+        run = run_notebook(notebook, path.parent, limits)
+    except Exception as error:  # e.g. the kernel could not start
+        result.grades.append(Grade(label, "", ERROR, _one_line(f"could not run: {type(error).__name__}: {error}")))
+        return result
+    for exercise in exercises:
+        outcome, message = grade_exercise(exercise, notebook, run)
+        result.grades.append(Grade(label, exercise.id, outcome, _one_line(message)))
+    result.notes = [_one_line(note) for note in _notes(notebook, exercises, run)]
+    return result
+
+
+def grade_all(
+    path: Path, limits: Limits = DEFAULT_LIMITS, progress: Callable[[str], None] = lambda _: None
+) -> list[NotebookGrades]:
+    """Grade every notebook of ``path`` (a notebook or a folder), one after another."""
+    base = path if path.is_dir() else path.parent
+    results = []
+    for notebook in submissions(path):
+        label = notebook.relative_to(base).as_posix()
+        progress(f"grading {label} ...")
+        results.append(grade_notebook(notebook, label, limits))
+    return results
+
+
+def all_grades(results: Iterable[NotebookGrades]) -> list[Grade]:
+    """Every row, in notebook order."""
+    return [grade for result in results for grade in result.grades]
+
+
+def all_passed(results: Sequence[NotebookGrades]) -> bool:
+    """True only if there is at least one exercise and every one passed."""
+    grades = all_grades(results)
+    return bool(grades) and all(grade.result == PASS for grade in grades)
+
+
+def report(results: Sequence[NotebookGrades]) -> str:
+    """The terminal report: a table, notes on other errors, and a one-line summary."""
+    grades = all_grades(results)
+    lines = [repr(table(CSV_COLUMNS, [(g.notebook, g.exercise or "-", g.result, g.message) for g in grades]))]
+    notes = [f"  {result.notebook}: {note}" for result in results for note in result.notes]
+    if notes:
+        lines += ["", "notes (errors outside the exercises):", *notes]
+    exercises = [g for g in grades if g.exercise]
+    counts = ", ".join(f"{sum(g.result == r for g in exercises)} {label}" for r, label in _LABELS)
+    summary = f"{_count(len(exercises), 'exercise')} in {_count(len(results), 'notebook')}: {counts}"
+    if errors := sum(g.result == ERROR for g in grades):
+        summary += f"; {_count(errors, 'notebook')} could not be graded"
+    return "\n".join([*lines, "", summary])
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+_LABELS = ((PASS, "passed"), (FAIL, "failed"), (NOT_ATTEMPTED, "not attempted"))
+
+
+def write_csv(results: Sequence[NotebookGrades], path: Path) -> None:
+    """One row per exercise (and per notebook that could not be graded): notebook, exercise, result, message."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file)
+        writer.writerow(CSV_COLUMNS)
+        writer.writerows((g.notebook, g.exercise, g.result, g.message) for g in all_grades(results))
+
+
+def default_csv(path: Path) -> Path:
+    """Where the CSV goes without ``--csv``: ``grades.csv`` in the graded folder (for one notebook, its folder)."""
+    return (path if path.is_dir() else path.parent) / "grades.csv"

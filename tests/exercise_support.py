@@ -1,0 +1,114 @@
+"""Small notebooks that follow the exercise convention, for the student-copy and grading tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
+
+from mcp_teach.exercises.convention import PLACEHOLDER
+
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+
+
+def stdout(text: str) -> Any:
+    return new_output("stream", name="stdout", text=text)
+
+
+def exercise(exercise_id: str, task: str, solution: str, check: str, solution_output: str = "") -> list[Any]:
+    """The three cells of one exercise, with the outputs a real run of the teaching notebook stores."""
+    return [
+        new_markdown_cell(f"### Exercise {exercise_id} — {task}"),
+        new_code_cell(
+            solution,
+            metadata={"tags": ["solution", f"exercise:{exercise_id}"]},
+            execution_count=2,
+            outputs=[stdout(solution_output)] if solution_output else [],
+        ),
+        new_code_cell(
+            f'from mcp_teach.exercises import checker\n\ncheck = checker("{exercise_id}")\n{check}\ncheck.done()',
+            metadata={"tags": ["check", f"exercise:{exercise_id}"]},
+            execution_count=3,
+            outputs=[stdout(f"✔ Exercise {exercise_id} passed\n")],
+        ),
+    ]
+
+
+def demo_lesson() -> Any:
+    """A teaching notebook with six exercises (one with indented markers inside a function)."""
+    cells = [
+        new_markdown_cell("# 01 — Demo\n\nA lesson with exercises."),
+        new_code_cell("numbers = [3, 4, 5]\nprint(sum(numbers))", execution_count=1, outputs=[stdout("12\n")]),
+        new_markdown_cell("## Exercises"),
+        *exercise(
+            "01.1",
+            "product",
+            "### BEGIN SOLUTION\nproduct = 1\nfor n in numbers:\n    product *= n\n### END SOLUTION\nprint(product)",
+            'check.equal(product, 60, "the product of numbers", hint="multiply them one by one")',
+            "60\n",
+        ),
+        *exercise(
+            "01.2",
+            "largest",
+            "def largest(values):\n    ### BEGIN SOLUTION\n    return max(values)\n    ### END SOLUTION",
+            'check.equal(largest([2, 9, 4]), 9, "largest([2, 9, 4])", hint="the largest, not the smallest")',
+        ),
+        *exercise(
+            "01.3",
+            "squares",
+            "### BEGIN SOLUTION\nsquares = [n * n for n in numbers]\n### END SOLUTION",
+            'check.equal(squares, [9, 16, 25], "squares")',
+        ),
+        *exercise(
+            "01.4",
+            "total",
+            "### BEGIN SOLUTION\ntotal = sum(numbers)\n### END SOLUTION",
+            'check.equal(total, 12, "total")',
+        ),
+        *exercise(
+            "01.5",
+            "text",
+            '### BEGIN SOLUTION\ntext = ", ".join(str(n) for n in numbers)\n### END SOLUTION',
+            'check.equal(text, "3, 4, 5", "text")',
+        ),
+        *exercise(
+            "01.6",
+            "maximum",
+            "### BEGIN SOLUTION\nmaximum = max(numbers)\n### END SOLUTION",
+            'check.equal(maximum, 5, "maximum")',
+        ),
+        new_markdown_cell("## Summary\n\n- done"),
+    ]
+    return new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC})
+
+
+def plain_notebook() -> Any:
+    """A notebook without exercises (with an output)."""
+    cell = new_code_cell("print('hello')", execution_count=1, outputs=[stdout("hello\n")])
+    return new_notebook(cells=[new_markdown_cell("# Notes"), cell], metadata={"kernelspec": KERNELSPEC})
+
+
+def solution_cell(notebook: Any, exercise_id: str) -> Any:
+    return next(
+        c
+        for c in notebook.cells
+        if "solution" in c.metadata.get("tags", []) and f"exercise:{exercise_id}" in c.metadata.tags
+    )
+
+
+def fill(notebook: Any, exercise_id: str, code: str) -> None:
+    """Write a student's ``code`` in place of the placeholder of ``exercise_id`` (keeping its indentation)."""
+    cell = solution_cell(notebook, exercise_id)
+    lines = cell.source.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.strip() == PLACEHOLDER[0])
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    lines[at : at + 2] = [indent + line for line in code.split("\n")]
+    cell.source = "\n".join(lines)
+
+
+def write(notebook: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+    return path

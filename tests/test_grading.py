@@ -1,0 +1,249 @@
+"""Grading: real kernels run real submissions; results, messages, CSV, exit code, and no process left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import csv
+import io
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+
+import psutil
+import pytest
+from exercise_support import demo_lesson, fill, plain_notebook, write
+from nbformat.v4 import new_code_cell
+
+from mcp_teach import cli
+from mcp_teach.authoring import lesson_notebooks
+from mcp_teach.exercises.grading import ERROR, FAIL, NOT_ATTEMPTED, PASS, NotebookGrades, grade_notebook
+from mcp_teach.exercises.kernel import Limits
+from mcp_teach.exercises.student_copy import plan_copies, student_notebook, write_copies
+
+MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))  # the console script next to the interpreter
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+CHILD = "import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+STUCK = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
+
+
+def run_cli(*argv: str) -> SimpleNamespace:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return SimpleNamespace(code=code, out=out.getvalue(), err=err.getvalue())
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as file:
+        return list(csv.DictReader(file))
+
+
+def gone(pid: int) -> bool:
+    """True once ``pid`` has exited (a zombie waiting for init counts as exited)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """A teaching notebook, its student copy, and four submissions graded once with the CLI."""
+    root = tmp_path_factory.mktemp("class")
+    student, _ = student_notebook(demo_lesson())
+    write(demo_lesson(), root / "teaching" / "01_demo.ipynb")
+    write(student, root / "copies" / "01_demo.ipynb")
+
+    alice = copy.deepcopy(student)
+    fill(alice, "01.1", CHILD + "open('alice-child.pid', 'w').write(str(child.pid))\nproduct = 60")
+    fill(alice, "01.2", "return min(values)")
+    fill(alice, "01.4", "while True:\n    pass")
+    fill(alice, "01.5", 'text = ", ".join(str(n) for n in numbers')
+    fill(alice, "01.6", "maximum = max(numbers)")
+    alice.cells.insert(2, new_code_cell("print(scratch)"))  # a student's own cell that fails
+    submissions = root / "submissions"
+    write(alice, submissions / "alice" / "01_demo.ipynb")
+    write(alice, submissions / "alice" / ".ipynb_checkpoints" / "01_demo-checkpoint.ipynb")  # skipped
+
+    bob = copy.deepcopy(student)
+    fill(bob, "01.1", "product = 60")
+    fill(bob, "01.3", CHILD + "open('bob-child.pid', 'w').write(str(child.pid))\n" + STUCK)
+    write(bob, submissions / "bob" / "01_demo.ipynb")
+
+    erin = copy.deepcopy(student)
+    fill(erin, "01.1", "import os\nos._exit(1)")
+    write(erin, submissions / "erin" / "01_demo.ipynb")
+
+    (submissions / "carol").mkdir()
+    (submissions / "carol" / "01_demo.ipynb").write_text('{"cells": [', encoding="utf-8")
+    write(plain_notebook(), submissions / "dave" / "notes.ipynb")
+
+    result = run_cli("grade", str(submissions), "--timeout", "3", "--time-limit", "60", "--csv", str(root / "g.csv"))
+    return SimpleNamespace(root=root, submissions=submissions, result=result, rows=read_csv(root / "g.csv"))
+
+
+def test_each_exercise_is_graded_pass_fail_or_not_attempted(classroom):
+    rows = [(r["notebook"], r["exercise"], r["result"]) for r in classroom.rows]
+    assert rows == [
+        ("alice/01_demo.ipynb", "01.1", PASS),
+        ("alice/01_demo.ipynb", "01.2", FAIL),
+        ("alice/01_demo.ipynb", "01.3", NOT_ATTEMPTED),
+        ("alice/01_demo.ipynb", "01.4", FAIL),
+        ("alice/01_demo.ipynb", "01.5", FAIL),
+        ("alice/01_demo.ipynb", "01.6", PASS),  # graded: the endless 01.4 was interrupted and the kernel went on
+        ("bob/01_demo.ipynb", "01.1", PASS),
+        ("bob/01_demo.ipynb", "01.2", NOT_ATTEMPTED),
+        ("bob/01_demo.ipynb", "01.3", FAIL),
+        ("bob/01_demo.ipynb", "01.4", NOT_ATTEMPTED),
+        ("bob/01_demo.ipynb", "01.5", NOT_ATTEMPTED),
+        ("bob/01_demo.ipynb", "01.6", NOT_ATTEMPTED),
+        ("carol/01_demo.ipynb", "", ERROR),
+        ("dave/notes.ipynb", "", ERROR),
+        *[("erin/01_demo.ipynb", f"01.{k}", FAIL if k == 1 else NOT_ATTEMPTED) for k in range(1, 7)],
+    ]
+
+
+def test_messages_say_why(classroom):
+    messages = {(r["notebook"].split("/")[0], r["exercise"]): r["message"] for r in classroom.rows}
+    assert messages["alice", "01.1"] == ""
+    assert messages["alice", "01.2"] == (
+        "Exercise 01.2 — largest([2, 9, 4]): expected 9, found 2. Hint: the largest, not the smallest"
+    )
+    assert messages["alice", "01.3"] == "the solution cell still raises NotImplementedError"
+    assert messages["alice", "01.4"] == "the solution cell did not finish within 3 s (interrupted)"
+    assert messages["alice", "01.5"].startswith("the solution cell raised SyntaxError: ")
+    assert messages["bob", "01.2"] == "the solution still raises NotImplementedError (when the check calls it)"
+    assert messages["bob", "01.3"] == "the solution cell did not finish within 3 s (interrupted)"
+    assert messages["bob", "01.4"] == (
+        "not reached: cell 10 (`import subprocess, sys`) did not finish and the kernel did not stop when interrupted"
+    )
+    assert messages["erin", "01.1"] == "the solution cell made the kernel die (it crashed or exited)"
+    assert messages["erin", "01.2"] == "not reached: the kernel died in cell 4 (`import os`)"
+    assert messages["carol", ""].startswith("cannot read the notebook: ")
+    assert messages["dave", ""] == "no exercises found (no cells tagged 'solution')"
+
+
+def test_terminal_report_table_notes_and_summary(classroom):
+    result = classroom.result
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[0].split() == ["notebook", "exercise", "result", "message"]
+    assert any(line.split()[:4] == ["alice/01_demo.ipynb", "01.3", "not", "attempted"] for line in lines)
+    assert "  alice/01_demo.ipynb: cell 2 (`print(scratch)`) raised NameError: name 'scratch' is not defined" in lines
+    assert lines[-2] == (
+        "18 exercises in 5 notebooks: 3 passed, 5 failed, 10 not attempted; 2 notebooks could not be graded"
+    )
+    assert lines[-1] == f"report written to {classroom.root / 'g.csv'}"
+    assert result.err.splitlines() == [
+        f"grading {name} ..."
+        for name in (
+            "alice/01_demo.ipynb",
+            "bob/01_demo.ipynb",
+            "carol/01_demo.ipynb",
+            "dave/notes.ipynb",
+            "erin/01_demo.ipynb",
+        )
+    ]
+
+
+def test_no_process_is_left_behind(classroom):
+    for name in ("alice", "bob"):
+        pid = int((classroom.submissions / name / f"{name}-child.pid").read_text())  # written in the notebook's folder
+        assert gone(pid), f"{name}'s child process {pid} is still running"
+    assert psutil.Process().children(recursive=True) == []
+
+
+def test_the_teaching_notebook_passes_and_its_student_copy_is_not_attempted(classroom):
+    teaching = run_cli("grade", str(classroom.root / "teaching"), "--csv", str(classroom.root / "t.csv"))
+    assert teaching.code == 0, teaching.out
+    assert [r["result"] for r in read_csv(classroom.root / "t.csv")] == [PASS] * 6
+    copies = run_cli("grade", str(classroom.root / "copies" / "01_demo.ipynb"))
+    assert copies.code == 1
+    rows = read_csv(classroom.root / "copies" / "grades.csv")  # the default: next to the graded notebook
+    assert [r["result"] for r in rows] == [NOT_ATTEMPTED] * 6
+    assert "notes" not in copies.out  # nothing but the exercises failed
+
+
+def test_the_notebook_time_limit_stops_the_run(tmp_path):
+    notebook = demo_lesson()
+    notebook.cells[2:2] = [new_code_cell("import time\ntime.sleep(1.5)") for _ in range(4)]
+    path = write(notebook, tmp_path / "slow.ipynb")
+    graded = grade_notebook(path, "slow.ipynb", Limits(cell_timeout=30, time_limit=4))
+    assert {g.result for g in graded.grades} == {NOT_ATTEMPTED}
+    assert graded.grades[0].message.startswith("not reached: the notebook's time limit (4 s) ran out")
+    assert graded.notes[-1].startswith("stopped early: the notebook's time limit (4 s) ran out")
+
+
+def test_ctrl_c_stops_grading_and_the_kernel(tmp_path):
+    notebook = demo_lesson()
+    notebook.cells[2:2] = [new_code_cell(CHILD + "open('started', 'w').write(str(child.pid))")]
+    notebook.cells[3:3] = [new_code_cell("import time\ntime.sleep(120)")]
+    write(notebook, tmp_path / "01_demo.ipynb")
+    grader = subprocess.Popen(
+        [MCP_TEACH, "grade", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    started = tmp_path / "started"
+    deadline = time.monotonic() + 60
+    while not started.exists() or not started.read_text():
+        assert grader.poll() is None and time.monotonic() < deadline, grader.communicate()
+        time.sleep(0.1)
+    family = psutil.Process(grader.pid).children(recursive=True)
+    grader.send_signal(signal.SIGINT)
+    _, stderr = grader.communicate(timeout=60)
+    assert grader.returncode == 130
+    assert stderr.splitlines()[-1] == "mcp-teach grade: interrupted, no report written"
+    assert int(started.read_text()) in [p.pid for p in family]  # the kernel's child was seen, and is gone
+    assert all(gone(process.pid) for process in family)
+    assert not (tmp_path / "grades.csv").exists()
+
+
+def test_a_missing_path_is_a_usage_error(tmp_path):
+    result = run_cli("grade", str(tmp_path / "nowhere"))
+    assert result.code == 2 and "neither a folder nor a notebook" in result.err
+
+
+def lessons_with_exercises() -> list[Path]:
+    return [path for path in lesson_notebooks(NOTEBOOKS) if '"exercise:' in path.read_text(encoding="utf-8")]
+
+
+@pytest.fixture(scope="module")
+def real_lessons(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """The lessons with exercises, graded once as they are and once as student copies."""
+    lessons = lessons_with_exercises()
+    if not lessons:
+        pytest.skip("no lesson has exercises yet")
+    copies = tmp_path_factory.mktemp("student")
+    write_copies(plan_copies(lessons, copies))
+    limits = Limits(cell_timeout=300, time_limit=900)
+
+    def grade(paths: list[Path]) -> list[NotebookGrades]:
+        return [grade_notebook(path, path.name, limits) for path in paths]
+
+    # Two batches, one kernel each at a time (CI has 2 cores); each batch grades its notebooks one after another.
+    with ThreadPoolExecutor(2) as pool:
+        teaching = pool.submit(grade, lessons)
+        student = pool.submit(grade, [copies / path.name for path in lessons])
+        return SimpleNamespace(teaching=teaching.result(), student=student.result())
+
+
+def test_every_exercise_of_the_lessons_passes(real_lessons):
+    for graded in real_lessons.teaching:
+        failed = [g for g in graded.grades if g.result != PASS]
+        assert not failed and not graded.notes, (failed, graded.notes)
+
+
+def test_student_copies_of_the_lessons_stop_only_at_the_exercises(real_lessons):
+    for graded in real_lessons.student:
+        assert graded.grades and not graded.notes, graded.notes
+        for grade in graded.grades:
+            assert grade.result == NOT_ATTEMPTED and "NotImplementedError" in grade.message, grade
