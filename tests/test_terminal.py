@@ -112,7 +112,7 @@ def test_demo_prints_the_whole_tour_and_the_answer(demos: Batch, transport: str)
     demo = demos.result(transport)
     assert (demo.code, demo.stderr) == (0, "")
     out = demo.stdout
-    assert out.startswith(f"Calculator over {transport}; LLM: offline teaching model ({MODEL_NAME})")
+    assert out.startswith(f"Talking to a calculator over {transport}; LLM: offline teaching model ({MODEL_NAME})")
     opening = ["initialize", "notifications/initialized"] if transport == "sse" else ["server/discover"]
     at = positions(
         out,
