@@ -14,11 +14,13 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import JsonLexer
+from pygments.styles.default import DefaultStyle
+from pygments.token import Error
 
 from mcp_teach.glossary import purpose
 from mcp_teach.llm.trace import Trace
@@ -33,6 +35,12 @@ _FOLDED = re.compile(r'"\u2063fold\u2063(.*?)"')
 
 def _placeholder(text: str) -> str:
     return f"{_FOLD}{text}"
+
+
+class _JsonStyle(DefaultStyle):
+    """Pygments' default colours, minus the red box it draws round what is not JSON: our ``{… 3 keys}``."""
+
+    styles: ClassVar = {**DefaultStyle.styles, Error: ""}
 
 
 def _count(number: int, noun: str) -> str:
@@ -135,7 +143,7 @@ class MessagesView:
         printer.text(self.text())
 
     def _repr_html_(self) -> str:
-        formatter = HtmlFormatter(noclasses=True, nobackground=True)
+        formatter = HtmlFormatter(noclasses=True, nobackground=True, style=_JsonStyle)
         parts = ['<div class="mcp-teach-capture" style="font-size: 13px">']
         if self._title:
             parts.append(f"<p><b>{html.escape(self._title)}</b></p>")
