@@ -30,6 +30,7 @@ from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from mcp_teach.glossary import ERROR_CODES
+from mcp_teach.plain_text import PlainText
 from mcp_teach.raw import RawStdioServer
 from mcp_teach.show import table
 from mcp_teach.wire import Capture
@@ -155,8 +156,8 @@ def _brief(line: dict[str, Any] | str) -> str:
     return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
 
 
-@dataclass
-class Probe:
+@dataclass(repr=False)
+class Probe(PlainText):
     """What :func:`probe_stdio` sent and got back; shows itself as a table in a notebook."""
 
     sent: list[dict[str, Any] | str]
@@ -175,11 +176,8 @@ class Probe:
         ]
         return table(("#", "line sent (_meta elided)", "reply", "code", "message or text"), rows)
 
-    def __repr__(self) -> str:
+    def text(self) -> str:
         return repr(self.table())
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self.table()))
 
     def _repr_html_(self) -> str:
         return self.table()._repr_html_()

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_teach.http_recording import HttpExchange
+from mcp_teach.plain_text import PlainText
 from mcp_teach.show import COLOURS, table
 from mcp_teach.stdio_tap import TappedLine
 from mcp_teach.wire import CLIENT_TO_SERVER, Capture
@@ -98,7 +99,7 @@ class DiffRow:
     differences: tuple[list[str] | None, ...]
 
 
-class CaptureDiff:
+class CaptureDiff(PlainText):
     """Captures compared position by position against the first one."""
 
     def __init__(self, names: Sequence[str], rows: list[DiffRow], max_paths: int = 4) -> None:
@@ -147,11 +148,8 @@ class CaptureDiff:
         ]
         return table(header, rows)
 
-    def __repr__(self) -> str:
+    def text(self) -> str:
         return f"{self._table()!r}\n{self.verdict()}"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
 
     def _repr_html_(self) -> str:
         colour = "#1a7f37" if self.identical else COLOURS["error"]
@@ -320,7 +318,7 @@ def _parts(exchange: HttpExchange, headers: Sequence[str] | None, width: int | N
     return request, response
 
 
-class HttpView:
+class HttpView(PlainText):
     """What :func:`show_http` returns: HTML in Jupyter, plain text elsewhere."""
 
     def __init__(
@@ -354,12 +352,6 @@ class HttpView:
         if not self._exchanges:
             blocks.append("(no HTTP exchanges)")
         return "\n".join(block for block in blocks if block is not None)
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text())
 
     def _repr_html_(self) -> str:
         out = ['<div class="mcp-teach-http" style="font-size: 13px">']
@@ -528,20 +520,17 @@ def terminal_server(transport: str, *, port: int = 0, timeout: float = 30.0) -> 
                 process.wait()
 
 
-@dataclass(frozen=True)
-class CommandResult:
+@dataclass(frozen=True, repr=False)
+class CommandResult(PlainText):
     """A command as typed in a terminal, what it printed (stdout, then stderr) and its exit code."""
 
     command: str
     output: str
     returncode: int
 
-    def __repr__(self) -> str:
+    def text(self) -> str:
         code = "" if self.returncode == 0 else f"\n(exit code {self.returncode})"
         return f"$ {self.command}\n{self.output.rstrip()}{code}"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
 
 
 def run_command(args: Sequence[str], *, timeout: float = 120.0) -> CommandResult:

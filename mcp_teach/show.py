@@ -24,6 +24,7 @@ from pygments.token import Error
 
 from mcp_teach.glossary import purpose
 from mcp_teach.llm.trace import Trace
+from mcp_teach.plain_text import PlainText
 from mcp_teach.wire import CLIENT_TO_SERVER, Capture, WireMessage
 
 ARROWS = {CLIENT_TO_SERVER: "client → server", "server->client": "server → client"}
@@ -114,7 +115,7 @@ class Entry:
     body: Any
 
 
-class MessagesView:
+class MessagesView(PlainText):
     """What :func:`show` and :func:`show_trace` return: HTML in Jupyter, plain text elsewhere."""
 
     def __init__(self, entries: list[Entry], fold: Sequence[str], max_items: int | None, title: str | None) -> None:
@@ -135,12 +136,6 @@ class MessagesView:
         if not self._entries:
             blocks.append("(no messages)")
         return "\n".join(block for block in blocks if block is not None)
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text())
 
     def _repr_html_(self) -> str:
         formatter = HtmlFormatter(noclasses=True, nobackground=True, style=_JsonStyle)
@@ -217,12 +212,12 @@ def show_trace(
     return MessagesView(entries, fold, max_items, title)
 
 
-@dataclass(frozen=True)
-class _Table:
+@dataclass(frozen=True, repr=False)
+class _Table(PlainText):
     header: tuple[str, ...]
     rows: list[tuple[str, ...]]
 
-    def __repr__(self) -> str:
+    def text(self) -> str:
         widths = [max(len(r[i]) for r in [self.header, *self.rows]) for i in range(len(self.header))]
         lines = [
             "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
@@ -230,9 +225,6 @@ class _Table:
         ]
         lines.insert(1, "  ".join("-" * w for w in widths))
         return "\n".join(lines)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(repr(self))
 
     def _repr_html_(self) -> str:
         head = "".join(f"<th style='text-align: left'>{html.escape(h)}</th>" for h in self.header)

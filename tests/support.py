@@ -42,3 +42,17 @@ def serve_in_thread(app: Any) -> Iterator[str]:
         server.should_exit = True
         thread.join(HANG_TIMEOUT)
         sock.close()
+
+
+async def legacy_session():
+    """A real in-memory 2025-11-25 session: handshake, tools/list, one good call and a divide-by-zero."""
+    from mcp_teach.capture import CaptureTransport
+    from mcp_teach.client import teaching_client
+    from mcp_teach.server import build_calculator_server
+
+    capture = CaptureTransport(build_calculator_server())
+    async with teaching_client(capture, mode="legacy") as client:
+        await client.list_tools()
+        await client.call_tool("calculator_add", {"a": 1, "b": 2})
+        await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
+    return capture

@@ -10,6 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
+from support import legacy_session
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
@@ -24,13 +25,7 @@ from mcp_teach.wire import Capture, WireMessage
 RED = COLOURS["error"]
 
 
-async def _legacy() -> CaptureTransport:
-    capture = CaptureTransport(build_calculator_server())
-    async with teaching_client(capture, mode="legacy") as client:
-        await client.list_tools()
-        await client.call_tool("calculator_add", {"a": 1, "b": 2})
-        await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
-    return capture
+_legacy = legacy_session
 
 
 async def _modern(calls: int = 1) -> CaptureTransport:

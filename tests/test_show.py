@@ -4,26 +4,16 @@ import asyncio
 import json
 
 import pytest
+from support import legacy_session
 
 from mcp_teach.capture import CaptureTransport
-from mcp_teach.client import teaching_client
-from mcp_teach.server import build_calculator_server
 from mcp_teach.show import abbreviate, pretty_json, show, summary, table
 
 
 @pytest.fixture(scope="module")
 def legacy_capture() -> CaptureTransport:
     """A real in-memory session: handshake, tools/list, one successful and one failing call."""
-
-    async def run() -> CaptureTransport:
-        capture = CaptureTransport(build_calculator_server())
-        async with teaching_client(capture, mode="legacy") as client:
-            await client.list_tools()
-            await client.call_tool("calculator_add", {"a": 1, "b": 2})
-            await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
-        return capture
-
-    return asyncio.run(run())
+    return asyncio.run(legacy_session())
 
 
 def test_text_numbers_every_message_with_direction_and_pairing(legacy_capture):

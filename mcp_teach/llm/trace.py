@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp_teach.plain_text import PlainText
 from mcp_teach.redact import redact_json
 from mcp_teach.wire import Capture, WireMessage
 
@@ -57,8 +58,8 @@ def jsonrpc_event(wire: WireMessage, capture: Capture) -> TraceEvent:
     return TraceEvent(wire.at, sender, receiver, "jsonrpc", label, wire.message)
 
 
-@dataclass
-class Trace:
+@dataclass(repr=False)
+class Trace(PlainText):
     """The events of one question, in time order."""
 
     events: list[TraceEvent] = field(default_factory=list)
@@ -90,8 +91,5 @@ class Trace:
             for number, event in enumerate(self.events, start=1)
         )
 
-    def __repr__(self) -> str:
+    def text(self) -> str:
         return self.timeline()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.timeline())
