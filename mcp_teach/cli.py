@@ -9,6 +9,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import httpx2
+from mcp.shared.exceptions import MCPError
+
+from mcp_teach.class_server import check_class_mode
+from mcp_teach.class_token import HOW_TO_AUTHENTICATE, TOKEN_VARIABLE, check_token
 from mcp_teach.config import ConfigError, load_settings
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.runners import LOOPBACK, TRANSPORTS, run_server
@@ -26,6 +31,37 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="TCP port, 0 for any free one (default: MCP_PORT or 8000)")
     parser.add_argument("--path", help="URL path (default: MCP_SSE_PATH /sse or MCP_STREAMABLE_PATH /mcp)")
+    parser.add_argument(
+        "--token",
+        type=_token_argument,
+        help=f"HTTP only: every request must send 'Authorization: Bearer <token>' (default: {TOKEN_VARIABLE}; "
+        "prefer the variable, as other users can read command lines with ps)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        help="streamable HTTP only: serve from this many processes, for a large class (default 1; needs --stateless)",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="streamable HTTP only: keep no session between requests, so any worker can answer any request "
+        "(required with --workers; the server can then send no requests of its own to clients)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {text!r}")
+    return int(text)
+
+
+def _token_argument(text: str) -> str:
+    try:
+        return check_token(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _is_loopback(host: str) -> bool:
@@ -40,13 +76,25 @@ def serve(args: argparse.Namespace) -> int:
     settings = load_settings()
     transport = args.transport or settings.mcp_transport
     host = args.host or settings.mcp_host
+    if transport == "stdio" and args.token:
+        raise ConfigError("--token protects an HTTP server: add --transport streamable-http or sse, or drop --token")
+    # A student's MCP_AUTH_TOKEN (for reaching the class server) must not stop their own stdio servers.
+    token = None if transport == "stdio" else args.token or settings.mcp_auth_token
+    try:
+        check_class_mode(transport, args.workers, args.stateless)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
     if transport != "stdio" and not _is_loopback(host):
-        print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
+        unguarded = "" if token else f"; anyone who reaches it may use it unless you set {TOKEN_VARIABLE}"
+        print(f"warning: listening on {host}, reachable from other machines{unguarded}", file=sys.stderr)
     run_server(
         transport,
         host=host,
         port=settings.mcp_port if args.port is None else args.port,
         path=args.path or settings.path_for(transport),
+        token=token,
+        workers=args.workers,
+        stateless=args.stateless,
     )
     return 0
 
@@ -209,6 +257,14 @@ def _run(handler, args: argparse.Namespace) -> int:
         return 2
     except LLMError as error:
         print(f"mcp-teach: LLM error: {error}", file=sys.stderr)
+        return 1
+    except MCPError as error:  # e.g. a class server's 401 over streamable HTTP: its message says how to authenticate
+        print(f"mcp-teach: MCP error: {error}", file=sys.stderr)
+        return 1
+    except httpx2.HTTPStatusError as error:  # e.g. a class server's 401 over SSE, which reaches us without its body
+        status, reason = error.response.status_code, error.response.reason_phrase
+        hint = f" {HOW_TO_AUTHENTICATE}" if status == 401 else ""
+        print(f"mcp-teach: {error.request.url} answered {status} {reason}.{hint}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, BrokenPipeError):
         return 0  # Ctrl-C, or the reader went away (e.g. `mcp-teach demo | head`)

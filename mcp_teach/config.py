@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from dotenv import dotenv_values, find_dotenv
 
+from mcp_teach.class_token import TOKEN_RULE, TOKEN_VARIABLE, check_token
 from mcp_teach.runners import LOOPBACK, TRANSPORTS, Transport
 
 T = TypeVar("T")
@@ -39,6 +40,8 @@ class Settings:
     mcp_sse_path: str = "/sse"
     mcp_streamable_path: str = "/mcp"
     llm_max_tool_rounds: int = 5
+    #: The class token of a shared HTTP server: required by ``mcp-teach serve``, sent by ``chat``/``demo --url``.
+    mcp_auth_token: str | None = field(default=None, repr=False)
     #: The ``.env`` file the values came from, if one was found.
     env_file: Path | None = None
 
@@ -60,14 +63,23 @@ class Settings:
         return self.mcp_sse_path if transport == "sse" else self.mcp_streamable_path
 
 
-def _parse(values: Mapping[str, str | None], name: str, default: T, convert: Callable[[str], T], valid: str) -> T:
+def _parse(
+    values: Mapping[str, str | None],
+    name: str,
+    default: T,
+    convert: Callable[[str], T],
+    valid: str,
+    *,
+    secret: bool = False,
+) -> T:
     raw = values.get(name)
     if raw is None or raw.strip() == "":
         return default
     try:
         return convert(raw.strip())
     except ValueError:
-        raise ConfigError(f"{name}={raw!r} is not valid: expected {valid}.") from None
+        shown = f"{name} (value not shown)" if secret else f"{name}={raw!r}"
+        raise ConfigError(f"{shown} is not valid: expected {valid}.") from None
 
 
 def _transport(raw: str) -> Transport:
@@ -119,6 +131,7 @@ def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str]
             llm_max_tool_rounds=_parse(
                 values, "LLM_MAX_TOOL_ROUNDS", 5, _int_between(1, 50), "a whole number from 1 to 50"
             ),
+            mcp_auth_token=_parse(values, TOKEN_VARIABLE, None, check_token, TOKEN_RULE, secret=True),
             env_file=path if path and path.is_file() else None,
         )
     except ConfigError as error:

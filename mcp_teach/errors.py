@@ -6,8 +6,8 @@ A call can fail at two levels:
   ``isError: true`` and the reason as text content (the model can read it and
   try again);
 - the **protocol** fails: the server sends a JSON-RPC *error* with a numeric
-  ``code`` (see :data:`mcp_teach.glossary.ERROR_CODES`), or, for lines it
-  cannot read at all, possibly nothing.
+  ``code`` (see :data:`mcp_teach.glossary.ERROR_CODES`), ``"id": null`` when
+  it could not even read the request's id. Only a notification gets no reply.
 
 :func:`probe_stdio` sends hand-written lines to a fresh stdio server and
 tabulates what came back; :func:`attempt` and :func:`explain` do the same for
@@ -33,7 +33,7 @@ from mcp_teach.glossary import ERROR_CODES
 from mcp_teach.plain_text import PlainText
 from mcp_teach.raw import RawStdioServer
 from mcp_teach.show import table
-from mcp_teach.wire import Capture
+from mcp_teach.wire import Capture, WireMessage
 
 #: The protocol revision whose per-request ``_meta`` envelope :func:`raw_request` adds.
 PROTOCOL_VERSION = "2026-07-28"
@@ -164,6 +164,12 @@ class Probe(PlainText):
     replies: list[dict[str, Any] | None]
     #: Every line in both directions, for :func:`mcp_teach.show.show`.
     capture: Capture = field(default_factory=Capture)
+    #: Where each line's messages (the line and its reply) start and end in :attr:`capture`.
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def lines(self, *numbers: int) -> list[WireMessage]:
+        """The messages of the lines numbered ``numbers`` (1-based, as in the table): each line and its reply."""
+        return [message for number in numbers for message in self.capture.messages[slice(*self.spans[number - 1])]]
 
     def outcomes(self) -> list[ReplyOutcome]:
         return [classify_reply(reply) for reply in self.replies]
@@ -197,11 +203,13 @@ async def probe_stdio(lines: Sequence[dict[str, Any] | str], *, wait: float = 2.
     async with RawStdioServer() as server:
         probe.capture = server.capture
         for number, line in enumerate(probe.sent):
+            start = len(server.capture.messages)
             await server.send(line)
             reply = await server.receive(first_wait if number == 0 else wait)
             if reply is not None and reply.get("id") not in (_line_id(line), None):
                 raise RuntimeError(f"reply {reply!r} does not answer line {number + 1}: {line!r}")
             probe.replies.append(reply)
+            probe.spans.append((start, len(server.capture.messages)))
     return probe
 
 

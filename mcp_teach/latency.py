@@ -44,7 +44,7 @@ from matplotlib.patches import Patch
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.connections import CONNECTIONS, Connection, calculator_target
-from mcp_teach.runners import bind_socket, serve_http, server_url, stdio_transport
+from mcp_teach.runners import bind_socket, serve_http, server_url, stdio_transport, stop_in_process_server
 from mcp_teach.server import build_calculator_server, calculator_add
 from mcp_teach.show import table
 
@@ -431,9 +431,7 @@ async def _serve_echo() -> AsyncIterator[str]:
             await asyncio.sleep(0.005)
         yield server_url("127.0.0.1", sock.getsockname()[1], "/echo")
     finally:
-        server.should_exit = True
-        await task
-        sock.close()
+        await stop_in_process_server(server, task, sock)
 
 
 async def http_echo_baseline(requests: int = 200, *, warmup: int = 50, line: str | None = None) -> list[float]:

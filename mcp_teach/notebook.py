@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import platform
+import signal
+import socket
 from importlib.metadata import version
 
 import nest_asyncio
@@ -12,6 +15,8 @@ from mcp_teach.show import table
 
 #: Packages whose versions each lesson prints, so a mismatch is obvious.
 COURSE_PACKAGES = ("mcp-teach", "fastmcp", "mcp", "openai")
+#: The socket pair of :func:`wake_on_interrupt`, kept for the kernel's lifetime (collected, it would close).
+_WAKE_UP_SOCKETS: list[socket.socket] = []
 
 
 def setup_notebook() -> None:
@@ -22,11 +27,41 @@ def setup_notebook() -> None:
       problems here; a stdio server logs to ``mcp_teach.runners.STDIO_LOG``.
     - ``nest_asyncio`` lets ``asyncio.run(...)`` work inside a cell (cells can
       also simply ``await``).
+    - The Interrupt button stops a cell that is waiting (see :func:`wake_on_interrupt`).
     """
     import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
 
     logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
     nest_asyncio.apply()
+    wake_on_interrupt()
+
+
+def wake_on_interrupt() -> None:
+    """Let the kernel's Interrupt reach a cell that is ``await``-ing something quiet (a server, a sleep).
+
+    ipykernel 7 answers SIGINT by scheduling the cell's cancellation with a
+    call that does not wake the event loop (ipython/ipykernel#881): a loop
+    asleep in ``select()`` only notices when some other message arrives, so
+    the button seems to do nothing. ``signal.set_wakeup_fd`` writes a byte to
+    a socket the loop watches on every signal, which wakes it at once.
+    Does nothing outside a running event loop, or if a wake-up fd is already
+    set (by an earlier call, or by asyncio's own signal handling).
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    if previous != -1:
+        signal.set_wakeup_fd(previous)
+        reader.close()
+        writer.close()
+        return
+    loop.add_reader(reader.fileno(), reader.recv, 4096)
+    _WAKE_UP_SOCKETS.extend((reader, writer))
 
 
 def print_versions(packages: tuple[str, ...] = COURSE_PACKAGES) -> None:

@@ -87,6 +87,15 @@ class RawStdioServer:
         self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, _now()))
         return message
 
+    async def receive_all(self, timeout: float = REPLY_TIMEOUT, quiet: float = 0.5) -> list[dict[str, Any]]:
+        """Every line the server sends: the first within ``timeout``, then until it is quiet for ``quiet`` seconds."""
+        replies = []
+        wait = timeout
+        while (reply := await self.receive(wait)) is not None:
+            replies.append(reply)
+            wait = quiet
+        return replies
+
     async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
         """Send one line and return the server's reply (``None`` for a notification: none comes)."""
         await self.send(message)

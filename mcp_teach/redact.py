@@ -10,6 +10,9 @@ REDACTED = "[REDACTED]"
 
 #: Header names whose values are credentials, compared in lower case.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
+#: Of those, the ones written ``<scheme> <credentials>``: a well-known scheme stays visible (``Bearer [REDACTED]``).
+SCHEME_HEADERS = frozenset({"authorization", "proxy-authorization"})
+_SCHEME = re.compile(r"(?:Basic|Bearer|Digest|DPoP|Negotiate|NTLM|Token) ", re.IGNORECASE)
 
 #: Strings that look like API keys or bearer tokens wherever they appear (``sk-`` only at the start of a word,
 #: so ``risk-assessment-...`` stays as it is).
@@ -23,12 +26,15 @@ def redact_text(text: str) -> str:
     return SECRET_PATTERN.sub(REDACTED, text)
 
 
+def _redact_header(name: str, value: str) -> str:
+    if name in SCHEME_HEADERS and (scheme := _SCHEME.match(value)):
+        return f"{scheme.group(0)}{REDACTED}"
+    return REDACTED if name in SECRET_HEADERS else redact_text(value)
+
+
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """Copy ``headers`` (names in lower case) with credential values replaced."""
-    return {
-        name.lower(): REDACTED if name.lower() in SECRET_HEADERS else redact_text(value)
-        for name, value in headers.items()
-    }
+    """Copy ``headers`` (names in lower case) with credential values replaced (``Bearer [REDACTED]``)."""
+    return {name.lower(): _redact_header(name.lower(), value) for name, value in headers.items()}
 
 
 def redact_json(value: Any) -> Any:

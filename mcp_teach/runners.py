@@ -20,17 +20,25 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Literal
 
+import anyio
 import uvicorn
 from fastmcp import FastMCP
 from fastmcp.client.transports import StdioTransport
+from fastmcp.utilities.logging import temporary_log_level
+from starlette.middleware import Middleware
 
+from mcp_teach.class_token import ClassTokenMiddleware
+from mcp_teach.http_guard import json_rpc_guard
 from mcp_teach.server import build_calculator_server
+from mcp_teach.stdio_server import serve_stdio
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 HttpTransport = Literal["sse", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
 LOOPBACK = "127.0.0.1"
 DEFAULT_PATHS: dict[HttpTransport, str] = {"sse": "/sse", "streamable-http": "/mcp"}
+#: How long leaving a :func:`serve_http` block waits for uvicorn's shutdown (2 s of it for open connections).
+STOP_SECONDS = 5.0
 #: Where stdio servers started by :func:`stdio_transport` write their logs.
 STDIO_LOG = Path(tempfile.gettempdir()) / "mcp-teach-stdio-server.log"
 
@@ -51,13 +59,28 @@ def server_url(host: str, port: int, path: str) -> str:
     return f"http://{shown}:{port}{path}"
 
 
-def _http_app(server: FastMCP, transport: HttpTransport, path: str, host: str):
-    """The server's ASGI app with Host/Origin checks on for loopback binds."""
+def _http_app(
+    server: FastMCP,
+    transport: HttpTransport,
+    path: str,
+    host: str,
+    token: str | None = None,
+    stateless: bool = False,
+):
+    """The server's ASGI app: Host/Origin checks on for loopback binds, bad bodies answered (:mod:`.http_guard`).
+
+    With ``token`` every request also needs ``Authorization: Bearer <token>`` (:mod:`.class_token`); the
+    Host/Origin guard stays in front of it, so a bad Host or Origin is refused before the token is looked at.
+    ``stateless`` (streamable HTTP only) keeps no session between requests (see :mod:`.class_server`).
+    """
+    token_check = [Middleware(ClassTokenMiddleware, token=token)] if token else []
     return server.http_app(
         path=path,
         transport=transport,
+        stateless_http=stateless,
         host_origin_protection="auto",
         allowed_hosts=[host],
+        middleware=[*token_check, json_rpc_guard(transport, path)],
     )
 
 
@@ -69,6 +92,34 @@ class _InProcessServer(uvicorn.Server):
         yield
 
 
+async def stop_in_process_server(server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket) -> None:
+    """Stop ``server`` (served by ``task`` on ``sock``) and return once it is down: port closed, lifespan ended.
+
+    Runs to the end even if the caller is cancelled meanwhile (a second interrupt, an anyio timeout round
+    the block): leaving early would leave the server running with its socket closed under it. That
+    cancellation is raised once the server is down. A server still running after :data:`STOP_SECONDS`
+    is cancelled.
+    """
+    server.should_exit = True
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_SECONDS
+    cancelled: asyncio.CancelledError | None = None
+    with anyio.CancelScope(shield=True):  # holds off anyio cancel scopes; asyncio's task.cancel() gets through
+        while not task.done():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                task.cancel()
+            try:
+                await asyncio.wait({task}, timeout=remaining if remaining > 0 else None)
+            except asyncio.CancelledError as error:
+                cancelled = error
+    sock.close()
+    if cancelled is not None:
+        raise cancelled
+    if not task.cancelled():
+        task.result()  # re-raises why the server failed
+
+
 @contextlib.asynccontextmanager
 async def serve_http(
     transport: HttpTransport = "streamable-http",
@@ -77,6 +128,7 @@ async def serve_http(
     host: str = LOOPBACK,
     port: int = 0,
     path: str | None = None,
+    token: str | None = None,
 ) -> AsyncIterator[str]:
     """Serve ``server`` (default: a fresh calculator) over HTTP until the block exits.
 
@@ -84,11 +136,13 @@ async def serve_http(
 
         async with serve_http("sse") as url:
             async with Client(url) as client: ...
+
+    With ``token``, clients must send it: ``Client(url, auth=token)``.
     """
     if transport not in DEFAULT_PATHS:
         raise ValueError(f"serve_http serves 'sse' or 'streamable-http', not {transport!r}")
     path = path or DEFAULT_PATHS[transport]
-    app = _http_app(server or build_calculator_server(), transport, path, host)
+    app = _http_app(server or build_calculator_server(), transport, path, host, token)
     sock = bind_socket(host, port)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
     uvicorn_server = _InProcessServer(config)
@@ -101,14 +155,7 @@ async def serve_http(
             await asyncio.sleep(0.005)
         yield server_url(host, sock.getsockname()[1], path)
     finally:
-        uvicorn_server.should_exit = True
-        try:
-            await asyncio.wait_for(asyncio.shield(task), timeout=5)
-        except TimeoutError:
-            uvicorn_server.force_exit = True
-            await task
-        finally:
-            sock.close()
+        await stop_in_process_server(uvicorn_server, task, sock)
 
 
 def stdio_transport(*, log_file: Path | None = None, keep_alive: bool = False) -> StdioTransport:
@@ -143,24 +190,45 @@ def run_server(
     port: int = 8000,
     path: str | None = None,
     server: FastMCP | None = None,
+    token: str | None = None,
+    workers: int = 1,
+    stateless: bool = False,
 ) -> None:
     """Run the calculator until Ctrl-C or SIGTERM, then return normally.
 
-    stdio: only JSON-RPC is written to stdout; logs go to stderr.
-    HTTP: the URL to connect to is printed on stderr first.
+    stdio: only JSON-RPC is written to stdout, every line answered (see :mod:`mcp_teach.stdio_server`);
+    logs go to stderr.
+    HTTP: the URL to connect to is printed on stderr first (never the ``token``, which clients must send).
+    ``workers`` > 1 serves streamable HTTP from that many processes, each with its own fresh calculator;
+    ``stateless`` keeps no session between requests (see :mod:`mcp_teach.class_server`).
     """
+    from mcp_teach import class_server  # here, not at the top: class_server imports this module
+
+    if token and transport == "stdio":
+        raise ValueError("a class token protects the HTTP transports; stdio has no requests to check it on")
+    class_server.check_class_mode(transport, workers, stateless)
+    if server is not None and workers > 1:
+        raise ValueError("each worker builds its own calculator: pass no server object with workers > 1")
     server = server or build_calculator_server()
     stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         if transport == "stdio":
-            server.run("stdio", show_banner=False, log_level="WARNING")
+            with temporary_log_level("WARNING"):
+                anyio.run(serve_stdio, server)
             return
         path = path or DEFAULT_PATHS[transport]
         sock = bind_socket(host, port)
         # Listen before announcing the URL: a client that connects as soon as it reads it is queued, not refused.
         sock.listen(2048)
         url = server_url(host, sock.getsockname()[1], path)
-        print(f"mcp-teach calculator: {transport} on {url}  (Ctrl-C stops it)", file=sys.stderr, flush=True)
-        app = _http_app(server, transport, path, host)
+        needs = "class token required; " if token else ""
+        mode = class_server.describe_mode(workers, stateless)
+        announce = f"mcp-teach calculator: {transport} on {url}  ({mode}{needs}Ctrl-C stops it)"
+        print(announce, file=sys.stderr, flush=True)
+        if workers > 1:
+            settings = class_server.AppSettings(transport, path, host, stateless, token)
+            class_server.serve_workers(sock, settings, workers)
+            return
+        app = _http_app(server, transport, path, host, token, stateless)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
         uvicorn.Server(config).run(sockets=[sock])

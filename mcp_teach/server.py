@@ -8,6 +8,7 @@ in-process.
 from __future__ import annotations
 
 import math
+import reprlib
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
@@ -61,17 +62,24 @@ TOOLS = {
 }
 
 
+def short_repr(value: object, limit: int = 60) -> str:
+    """``repr(value)`` cut to about ``limit`` characters: a 2 MB argument is not echoed back whole."""
+    shortener = reprlib.Repr()
+    shortener.maxstring = shortener.maxlong = shortener.maxother = limit
+    return shortener.repr(value)
+
+
 def explain_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
     """One readable sentence per wrong argument, instead of pydantic's full report."""
     problems = []
     for item in error.errors():
-        name = ".".join(str(part) for part in item["loc"]) or "arguments"
+        name = short_repr(".".join(str(part) for part in item["loc"]) or "arguments")[1:-1]
         if item["type"] in ("missing", "missing_argument"):
             problems.append(f"argument '{name}' is missing")
         elif item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
             problems.append(f"unexpected argument '{name}'")
         else:
-            problems.append(f"argument '{name}': {item['msg']} (got {item['input']!r})")
+            problems.append(f"argument '{name}': {item['msg']} (got {short_repr(item['input'])})")
     return f"Invalid arguments for {tool}: " + "; ".join(problems) + "."
 
 
@@ -83,7 +91,7 @@ class ExplainInvalidArguments(Middleware):
             return await call_next(context)
         except NotFoundError:
             known = ", ".join(sorted(tool.name for tool in await context.fastmcp_context.fastmcp.list_tools()))
-            raise ToolError(f"Unknown tool: {context.message.name!r}. This server has: {known}.") from None
+            raise ToolError(f"Unknown tool: {short_repr(context.message.name)}. This server has: {known}.") from None
         except ValidationError as error:
             if not isinstance(error.__cause__, PydanticValidationError):
                 raise

@@ -92,6 +92,8 @@ def _capture_headline(number: int, wire: WireMessage, request: WireMessage | Non
         text, note = f"{wire.method}  ({kind})", purpose(wire.method)
     elif wire.kind == "invalid":
         text, note = "not a JSON-RPC message", ""
+    elif wire.id is None:
+        text, note = f"{wire.kind} with id null", "the server could not tell which request it answers"
     else:
         outcome = "error" if wire.kind == "error" else "result"
         of = f"#{answers} " if answers is not None else ""

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mcp_teach.capture import CaptureTransport
+from mcp_teach.class_token import TOKEN_VARIABLE
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.connections import Connection, calculator_target
@@ -30,13 +31,17 @@ def _quiet_server_logs() -> None:
 
 
 @contextlib.asynccontextmanager
-async def _server(connection: Connection, url: str | None) -> AsyncIterator[tuple[Any, str]]:
-    """The server to talk to and how to name it: a running one at ``url``, else a fresh calculator."""
+async def _server(connection: Connection, url: str | None, token: str | None) -> AsyncIterator[tuple[Any, str, Any]]:
+    """The server to talk to, how to name it and the ``auth`` to connect with.
+
+    A running one at ``url`` (sent the class ``token`` if there is one), else a fresh calculator.
+    """
     if url:
-        yield url, f"the server at {url}"
+        sent = f", sending the class token from {TOKEN_VARIABLE}" if token else ""
+        yield url, f"the server at {url}{sent}", token
     else:
         async with calculator_target(connection) as target:
-            yield target, f"a calculator over {connection}"
+            yield target, f"a calculator over {connection}", None
 
 
 async def run_demo(
@@ -45,10 +50,10 @@ async def run_demo(
     """Handshake, tools/list, tools/call and one question through the LLM loop, printing every message."""
     _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
-    async with llm, _server(connection, url) as (target, name):
+    async with llm, _server(connection, url, settings.mcp_auth_token) as (target, name, auth):
         write(f"Talking to {name}; LLM: {settings.describe_llm()}")
         capture = CaptureTransport(target)
-        async with teaching_client(capture) as client:
+        async with teaching_client(capture, auth=auth) as client:
             _heading("1. Connecting (the first messages of every session)", write)
             write(show(capture).text())
             capture.capture.clear()
@@ -87,7 +92,8 @@ async def run_chat(
     """Ask questions until ``exit``; each tool call is shown as it happens."""
     _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
-    async with llm, _server(connection, url) as (target, name), teaching_client(target) as client:
+    server = _server(connection, url, settings.mcp_auth_token)
+    async with llm, server as (target, name, auth), teaching_client(target, auth=auth) as client:
         write(f"Talking to {name}; LLM: {settings.describe_llm()}")
         write("Ask a question (e.g. 'What is 1 + 2?' or '帮我算 3 乘 4'); type exit to leave.")
         while True:

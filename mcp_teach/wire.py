@@ -181,7 +181,7 @@ class Capture:
     def from_jsonl(cls, path: str | Path) -> Capture:
         """Load a capture written by :meth:`to_jsonl`."""
         capture = cls()
-        for line in Path(path).read_text(encoding="utf-8").splitlines():
+        for line in Path(path).read_text(encoding="utf-8").split("\n"):
             if not line.strip():
                 continue
             data = json.loads(line)

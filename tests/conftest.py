@@ -115,6 +115,10 @@ class CliServer:
         return self.process.returncode, stdout, "".join(self.stderr_lines)
 
     def kill(self) -> None:
+        """Kill the server and any worker processes it started."""
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process(self.process.pid).children(recursive=True):
+                child.kill()
         if self.process.poll() is None:
             self.process.kill()
         self.process.communicate(timeout=HANG_TIMEOUT)

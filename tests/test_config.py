@@ -136,3 +136,25 @@ def test_describe_llm_for_offline_and_keyless_local_provider():
         local.describe_llm()
         == f"OpenAI-compatible provider at http://localhost:8080/v1, model {OFFLINE_MODEL}, no API key"
     )
+
+
+CLASS_TOKEN = "class-token-0123456789abcdef"
+
+
+def test_class_token_comes_from_env_file_or_environment_and_never_shows(tmp_path):
+    path = write_env(tmp_path, "MCP_AUTH_TOKEN=from-the-env-file-123\n")
+    assert load_settings(env_file=path, environ={}).mcp_auth_token == "from-the-env-file-123"
+    settings = load_settings(env_file=path, environ={"MCP_AUTH_TOKEN": f" {CLASS_TOKEN} "})
+    assert settings.mcp_auth_token == CLASS_TOKEN
+    assert CLASS_TOKEN not in repr(settings)
+    assert load_settings(env_file=tmp_path / "none", environ={"MCP_AUTH_TOKEN": ""}).mcp_auth_token is None
+
+
+@pytest.mark.parametrize("bad", ["short12", "has space inside", "tök-with-umlaut", "colon:in-the-middle"])
+def test_a_bad_class_token_is_refused_without_repeating_it(tmp_path, bad):
+    with pytest.raises(ConfigError) as raised:
+        load_settings(env_file=tmp_path / "none", environ={"MCP_AUTH_TOKEN": bad})
+    message = str(raised.value)
+    assert message.startswith("MCP_AUTH_TOKEN (value not shown) is not valid: expected at least 8 characters")
+    assert "secrets.token_urlsafe" in message
+    assert bad not in message

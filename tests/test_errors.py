@@ -1,4 +1,4 @@
-"""mcp_teach.errors: tool errors, protocol errors and silence, classified against a real server."""
+"""mcp_teach.errors: tool errors, protocol errors and notifications, classified against a real server."""
 
 from __future__ import annotations
 
@@ -85,7 +85,9 @@ def test_probe_stdio_against_the_real_server(run) -> None:
         raw_request(4, "tools/call", {"arguments": {"a": 1, "b": 2}}),
         '{"jsonrpc": "2.0", "id": 5, "method": "tools/list"',
         raw_request(6, "tools/list", jsonrpc=None),
-        raw_request(7, "tools/call", {"name": "calculator_multiply", "arguments": {"a": 6, "b": 7}}),
+        "[1, 2]",
+        {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "calculator_add"}},
+        raw_request(9, "tools/call", {"name": "calculator_multiply", "arguments": {"a": 6, "b": 7}}),
     ]
     probe = run(probe_stdio, lines)
     outcomes = probe.outcomes()
@@ -93,15 +95,24 @@ def test_probe_stdio_against_the_real_server(run) -> None:
     assert outcomes[1] == ReplyOutcome("tool error", text="Cannot divide by zero: argument 'b' must not be 0.")
     assert (outcomes[2].kind, outcomes[2].code) == ("protocol error", -32601)
     assert (outcomes[3].kind, outcomes[3].code) == ("protocol error", -32602)
-    # JSON-RPC says -32700 / -32600 with id null; today's stdio server stays silent. Either is classified.
-    for reply, outcome, code in [(probe.replies[4], outcomes[4], -32700), (probe.replies[5], outcomes[5], -32600)]:
-        assert outcome.kind in ("no reply", "protocol error")
-        if reply is not None:
-            assert (reply["id"], outcome.code) == (None, code)
+    # unreadable JSON: -32700 with id null; readable but not JSON-RPC: -32600 with the id when it can be read
+    assert (probe.replies[4]["id"], outcomes[4].code) == (None, -32700)
+    assert outcomes[4].text.startswith("Parse error: not valid JSON")
+    assert (probe.replies[5]["id"], outcomes[5].code) == (6, -32600)
+    assert outcomes[5].text == 'Invalid Request: "jsonrpc" must be "2.0" (it is missing).'
+    assert (probe.replies[6]["id"], outcomes[6].code) == (None, -32600)
+    assert "batch" in outcomes[6].text
+    # a notification is never answered, not even a misplaced tools/call
+    assert outcomes[7] == ReplyOutcome("no reply")
     # the server survives bad lines: the last, valid call is answered
-    assert outcomes[6] == ReplyOutcome("result", text="42.0")
-    assert len(probe.capture.requests()) == 6  # the unparsable line is kept as {"raw": ...}, not a request
+    assert outcomes[8] == ReplyOutcome("result", text="42.0")
+    assert len(probe.capture.requests()) == 6  # unparsable or non-object lines are kept as {"raw": ...}
     assert probe.capture[0].message == lines[0]
+    assert [message.direction for message in probe.lines(5, 8)] == [
+        "client->server",
+        "server->client",
+        "client->server",
+    ]
     text = repr(probe)
     assert "-32601 Method not found" in text
     assert '"_meta":"…"' in text

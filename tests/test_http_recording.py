@@ -180,7 +180,7 @@ def test_credentials_never_reach_the_capture(run, tmp_path, transport, how):
         assert REDACTED in recorded_text
     assert capture.http
     for exchange in capture.http:
-        assert exchange.request_headers["authorization"] == REDACTED
+        assert exchange.request_headers["authorization"] == f"Bearer {REDACTED}"
         if how == "headers":
             assert exchange.request_headers["x-api-key"] == REDACTED
     call = capture.requests("tools/call")[0]

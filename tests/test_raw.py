@@ -33,13 +33,24 @@ def test_unknown_version_gets_the_servers_own_version_and_unknown_method_gets_32
     ]
 
 
-def test_text_that_is_not_json_is_recorded_as_raw():
+def test_text_that_is_not_json_is_recorded_as_raw_and_answered_with_a_parse_error():
     async def run():
         async with RawStdioServer() as server:
-            await server.send("this is not json")
+            parse_error = await server.exchange("this is not json")
             await server.exchange({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE["params"]})
-        return server
+        return server, parse_error
 
-    server = asyncio.run(run())
+    server, parse_error = asyncio.run(run())
     assert server.capture[0].message == {"raw": "this is not json"}
+    assert (parse_error["id"], parse_error["error"]["code"]) == (None, -32700)
     assert server.capture[-1].message["id"] == 1
+
+
+def test_receive_all_collects_one_reply_per_line():
+    async def run():
+        async with RawStdioServer() as server:
+            await server.send("{\n}\n[]")
+            return await server.receive_all()
+
+    replies = asyncio.run(run())
+    assert [reply["error"]["code"] for reply in replies] == [-32700, -32700, -32600]

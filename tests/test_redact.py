@@ -50,8 +50,8 @@ def test_headers_are_lowercased_and_secret_ones_hidden():
         "X-Note": "uses sk-abcdefghijklmnopqrst",
     }
     assert redact_headers(headers) == {
-        "authorization": REDACTED,
-        "proxy-authorization": REDACTED,
+        "authorization": f"Bearer {REDACTED}",  # the scheme teaches something; the credentials never show
+        "proxy-authorization": f"Basic {REDACTED}",
         "cookie": REDACTED,
         "set-cookie": REDACTED,
         "x-api-key": REDACTED,
@@ -60,6 +60,11 @@ def test_headers_are_lowercased_and_secret_ones_hidden():
         "x-note": f"uses {REDACTED}",
     }
     assert {"authorization", "cookie", "x-api-key"} <= SECRET_HEADERS
+
+
+@pytest.mark.parametrize("value", ["raw-token-without-a-scheme", "Bearer", "secret with spaces", " Bearer x"])
+def test_an_authorization_value_without_a_clear_scheme_is_hidden_whole(value):
+    assert redact_headers({"Authorization": value}) == {"authorization": REDACTED}
 
 
 def test_json_is_redacted_at_any_depth_keeping_order_and_types():

@@ -8,6 +8,7 @@ from support import legacy_session
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.show import abbreviate, pretty_json, show, summary, table
+from mcp_teach.wire import SERVER_TO_CLIENT, WireMessage
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +80,11 @@ def test_table_aligns_text_and_escapes_html():
 
 def test_empty_capture_says_so():
     assert show([]).text() == "(no messages)"
+
+
+def test_an_error_with_id_null_says_it_answers_no_known_request():
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: not valid JSON"}}
+    text = show([WireMessage(SERVER_TO_CLIENT, error, 0.0)]).text()
+    assert text.startswith(
+        "#1 server → client  error with id null — the server could not tell which request it answers"
+    )

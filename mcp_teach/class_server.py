@@ -1,0 +1,147 @@
+"""Serve a large class: several uvicorn worker processes sharing one listening socket.
+
+``mcp-teach serve --transport streamable-http --workers 4 --stateless`` runs
+:func:`serve_workers`: uvicorn's process supervisor starts the workers, the
+kernel hands each new connection to one of them, and Ctrl-C or SIGTERM stops
+them all (a worker whose supervisor was killed outright stops by itself; one
+that dies is replaced). A worker cannot receive the parent's app object, so each one builds
+its own with :func:`worker_app` from an :class:`AppSettings` (pickled to the
+worker, token included, never printed): same tools, Host/Origin guard,
+JSON-RPC guard and class token as a single-process server.
+
+Several workers need ``--stateless``: a 2025-11-25 (legacy) client gets an
+``mcp-session-id`` from the worker that answered its ``initialize``, and only
+that worker knows it; its next request may reach another worker and get ``404
+Session not found``. Stateless HTTP keeps no session: every request is served
+on its own (2026-07-28 clients are sessionless anyway). SSE keeps its session
+in one process, so it is refused with several workers.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import signal
+import socket
+import sys
+import threading
+from dataclasses import dataclass, field
+
+import uvicorn
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.supervisors import Multiprocess
+
+from mcp_teach.runners import HttpTransport, _http_app
+from mcp_teach.server import build_calculator_server
+
+#: Each worker prints this, its pid and ``ready`` on stderr when it accepts connections.
+WORKER_READY = "mcp-teach calculator: worker process"
+SSE_REFUSED = (
+    "SSE cannot run with several workers: an SSE session is an open GET stream held by one process, and the "
+    "POSTs that belong to it may reach another. Use --transport streamable-http --stateless with --workers, "
+    "or SSE without --workers."
+)
+NEEDS_STATELESS = (
+    "--workers {workers} needs --stateless: a 2025-11-25 client's session lives in the worker that answered its "
+    "initialize, and its next request may reach another worker, which answers 404 Session not found. With "
+    "--stateless any worker answers any request (the server can then send no requests of its own to clients, "
+    "e.g. elicitation; see docs/INSTRUCTORS.md)."
+)
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """Everything a worker needs to build the same app as a single-process server."""
+
+    transport: HttpTransport
+    path: str
+    host: str
+    stateless: bool = False
+    token: str | None = field(default=None, repr=False)
+
+
+def check_class_mode(transport: str, workers: int, stateless: bool) -> None:
+    """Raise ``ValueError``, naming the fix, for options the transport cannot use."""
+    if workers < 1:
+        raise ValueError(f"--workers must be 1 or more, not {workers}")
+    if workers > 1 and transport == "stdio":
+        raise ValueError(
+            "--workers needs --transport streamable-http: a stdio server has exactly one client, the program that "
+            "started it"
+        )
+    if workers > 1 and transport == "sse":
+        raise ValueError(SSE_REFUSED)
+    if stateless and transport != "streamable-http":
+        raise ValueError(f"--stateless needs --transport streamable-http: {transport} always keeps a session")
+    if workers > 1 and not stateless:
+        raise ValueError(NEEDS_STATELESS.format(workers=workers))
+
+
+def describe_mode(workers: int, stateless: bool) -> str:
+    """``"4 workers, stateless; "`` for the line that announces the URL (empty for the classic server)."""
+    parts = ([f"{workers} workers"] if workers > 1 else []) + (["stateless"] if stateless else [])
+    return ", ".join(parts) + "; " if parts else ""
+
+
+class _AnnounceReady:
+    """ASGI wrapper: says ``worker process <pid> ready`` on stderr once the app has started."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def announce(message: Message) -> None:
+            await send(message)
+            if message["type"] == "lifespan.startup.complete":
+                print(f"{WORKER_READY} {os.getpid()} ready", file=sys.stderr, flush=True)
+
+        await self.app(scope, receive, announce)
+
+
+def _stop_with_parent() -> None:
+    """In a worker: stop (as on SIGTERM) when the supervisor process ends, even if it was killed with SIGKILL.
+
+    uvicorn stops its workers when the supervisor gets Ctrl-C or SIGTERM; without this, a supervisor killed
+    outright would leave them serving on the shared socket with no one to stop them.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's end of the pipe closes, however the parent ended
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="stop-with-parent", daemon=True).start()
+
+
+def worker_app(settings: AppSettings) -> ASGIApp:
+    """The ASGI app of one worker (called by uvicorn in each worker process)."""
+    _stop_with_parent()
+    server = build_calculator_server()
+    app = _http_app(server, settings.transport, settings.path, settings.host, settings.token, settings.stateless)
+    return _AnnounceReady(app)
+
+
+def worker_config(settings: AppSettings, workers: int) -> uvicorn.Config:
+    """uvicorn's settings: each of the ``workers`` processes calls :func:`worker_app` with ``settings``."""
+    return uvicorn.Config(
+        functools.partial(worker_app, settings),
+        factory=True,
+        workers=workers,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
+
+
+def serve_workers(sock: socket.socket, settings: AppSettings, workers: int) -> None:
+    """Serve on the listening ``sock`` with ``workers`` processes until Ctrl-C or SIGTERM, then stop them all."""
+    check_class_mode(settings.transport, workers, settings.stateless)
+    Multiprocess(worker_config(settings, workers), sockets=[sock]).run()

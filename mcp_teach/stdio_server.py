@@ -1,0 +1,204 @@
+"""Serve a FastMCP server over stdin/stdout so that every line gets its answer.
+
+fastmcp's own stdio loop (``server.run("stdio")``) has two gaps a classroom
+hits at once:
+
+- a line it cannot read (not JSON, not JSON-RPC, too large) gets no reply at
+  all; here it gets ``-32700`` or ``-32600`` (see :mod:`mcp_teach.jsonrpc_frames`);
+- when stdin closes, requests still being handled are cancelled, so
+  ``cat requests.jsonl | python -m mcp_teach.server`` loses results; here every
+  request already read is answered before the server exits.
+
+Everything else is fastmcp's server, run on our streams.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import anyio
+import anyio.lowlevel
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from fastmcp import FastMCP
+from fastmcp.server.context import reset_transport, set_transport
+from mcp.shared.message import SessionMessage
+
+from mcp_teach.jsonrpc_frames import MAX_MESSAGE_BYTES, Rejected, check_frame, is_misplaced_notification, too_large
+
+logger = logging.getLogger(__name__)
+#: How long the server waits, after stdin closed, for answers to requests it already read.
+DRAIN_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class OversizedLine:
+    """A line longer than the limit; only its size is kept."""
+
+    size: int
+
+
+def read_lines(read: Callable[[int], bytes], limit: int = MAX_MESSAGE_BYTES) -> Iterator[bytes | OversizedLine]:
+    """Lines from ``read`` (e.g. ``os.read`` on fd 0), without their newline.
+
+    A line over ``limit`` bytes is dropped as it streams in, never held whole
+    in memory; only its size is reported.
+    """
+    buffer = bytearray()
+    dropped = 0  # bytes of an oversized line already thrown away
+    while chunk := read(1 << 16):
+        searched = len(buffer)
+        buffer += chunk
+        while (end := buffer.find(b"\n", searched)) != -1:
+            line = bytes(buffer[:end])
+            del buffer[: end + 1]
+            searched = 0
+            yield _finished(line, dropped, limit)
+            dropped = 0
+        if len(buffer) > limit:
+            dropped += len(buffer)
+            buffer.clear()
+    if buffer or dropped:
+        yield _finished(bytes(buffer), dropped, limit)
+
+
+def _finished(line: bytes, dropped: int, limit: int) -> bytes | OversizedLine:
+    size = dropped + len(line)
+    return OversizedLine(size) if size > limit else line.removesuffix(b"\r")
+
+
+class _PendingRequests:
+    """Ids of requests read but not answered yet."""
+
+    def __init__(self) -> None:
+        self._ids: set[types.RequestId] = set()
+        self._empty = anyio.Event()
+        self._empty.set()
+
+    def add(self, id: types.RequestId) -> None:
+        self._ids.add(id)
+        if self._empty.is_set():
+            self._empty = anyio.Event()
+
+    def answered(self, id: types.RequestId | None) -> None:
+        self._ids.discard(id)
+        if not self._ids:
+            self._empty.set()
+
+    async def wait_until_answered(self, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            await self._empty.wait()
+        if self._ids:
+            logger.warning("stdin closed; gave up waiting for %d unanswered request(s)", len(self._ids))
+
+
+def _feed_lines(
+    read: Callable[[int], bytes], send: MemoryObjectSendStream, token: anyio.lowlevel.EventLoopToken
+) -> None:
+    """Thread body: hand each line to the event loop; closing ``send`` at EOF.
+
+    A daemon thread reading with ``os.read`` (no buffered file object, so no
+    lock held): a read blocked on a terminal or pipe must not keep the process
+    alive, or crash its shutdown, after Ctrl-C or SIGTERM.
+    """
+    with contextlib.suppress(RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+        for line in read_lines(read):
+            anyio.from_thread.run(send.send, line, token=token)
+        anyio.from_thread.run(send.aclose, token=token)
+
+
+async def _read_requests(
+    lines: MemoryObjectReceiveStream,
+    to_server: MemoryObjectSendStream,
+    replies: MemoryObjectSendStream,
+    pending: _PendingRequests,
+) -> None:
+    """Pass readable messages to the server, answer unreadable ones, and at EOF wait for pending answers."""
+    async with to_server, replies, lines:
+        async for line in lines:
+            if line == b"":
+                continue  # a blank line between messages
+            checked = too_large(line.size) if isinstance(line, OversizedLine) else check_frame(line)
+            if isinstance(checked, Rejected):
+                await replies.send(SessionMessage(checked.reply))
+                continue
+            if isinstance(checked, types.JSONRPCRequest):
+                pending.add(checked.id)
+            elif isinstance(checked, types.JSONRPCNotification) and checked.method == "notifications/cancelled":
+                pending.answered((checked.params or {}).get("requestId"))  # a cancelled request gets no answer
+            elif is_misplaced_notification(checked):
+                logger.warning(
+                    'ignored notification %r: a request needs an "id" to get an answer (JSON-RPC never answers '
+                    "a notification)",
+                    checked.method,
+                )
+            await to_server.send(SessionMessage(checked))
+        await pending.wait_until_answered(DRAIN_SECONDS)
+
+
+async def _write_replies(messages: MemoryObjectReceiveStream, wire: BinaryIO, pending: _PendingRequests) -> None:
+    """Write each outgoing message as one line; note which requests are answered."""
+    async with messages:
+        async for session_message in messages:
+            message = session_message.message
+            line = message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+            await anyio.to_thread.run_sync(_write_line, wire, line)
+            if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                pending.answered(message.id)
+
+
+def _write_line(wire: BinaryIO, line: bytes) -> None:
+    wire.write(line)
+    wire.flush()
+
+
+@contextlib.contextmanager
+def _wire_stdout() -> Iterator[BinaryIO]:
+    """The real stdout for JSON-RPC; meanwhile fd 1 points at stderr, so a stray ``print`` cannot corrupt the wire."""
+    sys.stdout.flush()
+    wire_fd = os.dup(1)
+    os.dup2(2, 1)
+    wire = os.fdopen(wire_fd, "wb")
+    try:
+        yield wire
+    finally:
+        sys.stdout.flush()
+        os.dup2(wire_fd, 1)
+        wire.close()
+
+
+async def serve_stdio(server: FastMCP, *, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    """Serve ``server`` on stdin/stdout (or the binary streams given) until stdin closes and all is answered."""
+    pending = _PendingRequests()
+    lines_in, lines_out = anyio.create_memory_object_stream[bytes | OversizedLine](0)
+    to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_writes, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
+    own_replies = server_writes.clone()
+    reader = threading.Thread(
+        target=_feed_lines,
+        args=(stdin.read if stdin else functools.partial(os.read, 0), lines_in, anyio.lowlevel.current_token()),
+        name="mcp-teach stdin",
+        daemon=True,
+    )
+    token = set_transport("stdio")
+    try:
+        with contextlib.ExitStack() as stack:
+            wire = stdout or stack.enter_context(_wire_stdout())
+            # The same two steps as fastmcp's run_stdio_async, which offers no way to pass our own streams.
+            async with anyio.create_task_group() as tasks, server._lifespan_manager():
+                tasks.start_soon(_write_replies, outgoing, wire, pending)
+                tasks.start_soon(_read_requests, lines_out, to_server, own_replies, pending)
+                reader.start()
+                await server._mcp_server.run(
+                    server_reads, server_writes, server._mcp_server.create_initialization_options()
+                )
+    finally:
+        reset_transport(token)
