@@ -36,6 +36,8 @@ Transport = Literal["stdio", "sse", "streamable-http"]
 HttpTransport = Literal["sse", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
 LOOPBACK = "127.0.0.1"
+#: Bind addresses meaning "every interface".
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 DEFAULT_PATHS: dict[HttpTransport, str] = {"sse": "/sse", "streamable-http": "/mcp"}
 #: How long leaving a :func:`serve_http` block waits for uvicorn's shutdown (2 s of it for open connections).
 STOP_SECONDS = 5.0
@@ -59,6 +61,19 @@ def server_url(host: str, port: int, path: str) -> str:
     return f"http://{shown}:{port}{path}"
 
 
+def allowed_hosts(host: str) -> list[str] | None:
+    """The ``Host`` headers a server bound to ``host`` accepts (fastmcp's guard; None: any).
+
+    A server bound to one address answers requests for that address (and, on
+    loopback, for ``localhost``); anything else is a DNS-rebinding attempt
+    and gets 421. A server on every interface (``0.0.0.0``, ``::``) is reached
+    by whatever IP or name the students use, which it cannot know: it accepts
+    any ``Host`` except on loopback connections, which fastmcp still checks.
+    Protect such a server with a class token.
+    """
+    return None if host in WILDCARD_HOSTS else [host]
+
+
 def _http_app(
     server: FastMCP,
     transport: HttpTransport,
@@ -67,7 +82,7 @@ def _http_app(
     token: str | None = None,
     stateless: bool = False,
 ):
-    """The server's ASGI app: Host/Origin checks on for loopback binds, bad bodies answered (:mod:`.http_guard`).
+    """The server's ASGI app: Host/Origin checks (see :func:`allowed_hosts`), bad bodies answered (:mod:`.http_guard`).
 
     With ``token`` every request also needs ``Authorization: Bearer <token>`` (:mod:`.class_token`); the
     Host/Origin guard stays in front of it, so a bad Host or Origin is refused before the token is looked at.
@@ -79,7 +94,7 @@ def _http_app(
         transport=transport,
         stateless_http=stateless,
         host_origin_protection="auto",
-        allowed_hosts=[host],
+        allowed_hosts=allowed_hosts(host),
         middleware=[*token_check, json_rpc_guard(transport, path)],
     )
 

@@ -12,7 +12,26 @@ from support import refuses_connections
 
 from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.runners import DEFAULT_PATHS, STDIO_LOG, bind_socket, serve_http, server_url, stdio_transport
+from mcp_teach.runners import (
+    DEFAULT_PATHS,
+    LOOPBACK,
+    STDIO_LOG,
+    _http_app,
+    allowed_hosts,
+    bind_socket,
+    serve_http,
+    server_url,
+    stdio_transport,
+)
+from mcp_teach.server import build_calculator_server
+
+JSON_OR_SSE = "application/json, text/event-stream"
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}
 
 
 @pytest.mark.parametrize("transport", ["sse", "streamable-http"])
@@ -132,3 +151,33 @@ def test_bind_socket_and_server_url():
         assert sock.get_inheritable()
     assert server_url("127.0.0.1", 8000, "/mcp") == "http://127.0.0.1:8000/mcp"
     assert server_url("::1", 8000, "/sse") == "http://[::1]:8000/sse"
+
+
+def test_a_server_on_every_interface_answers_whatever_name_students_use(run):
+    """Bound to 0.0.0.0, the server is reached by an IP or a machine name it cannot know in advance.
+
+    Requests arriving on another interface cannot be made from a loopback-only test, so the app is called
+    through httpx2's ASGI transport with that interface's address (192.0.2.10, a documentation address).
+    """
+
+    async def status(app, interface: str, host: str) -> int:
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url=f"http://{interface}:8000") as http:
+            response = await http.post("/mcp", json=INITIALIZE, headers={"Accept": JSON_OR_SSE, "Host": host})
+            return response.status_code
+
+    async def scenario():
+        everywhere = _http_app(build_calculator_server(), "streamable-http", "/mcp", "0.0.0.0")
+        loopback = _http_app(build_calculator_server(), "streamable-http", "/mcp", LOOPBACK)
+        async with everywhere.router.lifespan_context(everywhere), loopback.router.lifespan_context(loopback):
+            return [
+                await status(everywhere, "192.0.2.10", "192.0.2.10:8000"),
+                await status(everywhere, "192.0.2.10", "teacher.local:8000"),
+                await status(everywhere, "127.0.0.1", "evil.example"),  # on loopback the guard still applies
+                await status(loopback, "127.0.0.1", "192.0.2.10:8000"),
+            ]
+
+    assert run(scenario) == [200, 200, 421, 421]
+    assert allowed_hosts("0.0.0.0") is None
+    assert allowed_hosts("::") is None
+    assert allowed_hosts("192.0.2.10") == ["192.0.2.10"]
