@@ -32,7 +32,7 @@ import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.supervisors import Multiprocess
 
-from mcp_teach.runners import HttpTransport, _http_app
+from mcp_teach.runners import HttpTransport, guarded_http_app
 from mcp_teach.server import build_calculator_server
 
 #: Each worker prints this, its pid and ``ready`` on stderr when it accepts connections.
@@ -124,7 +124,7 @@ def worker_app(settings: AppSettings) -> ASGIApp:
     """The ASGI app of one worker (called by uvicorn in each worker process)."""
     _stop_with_parent()
     server = build_calculator_server()
-    app = _http_app(server, settings.transport, settings.path, settings.host, settings.token, settings.stateless)
+    app = guarded_http_app(server, settings.transport, settings.path, settings.host, settings.token, settings.stateless)
     return _AnnounceReady(app)
 
 

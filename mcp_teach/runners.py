@@ -74,7 +74,7 @@ def allowed_hosts(host: str) -> list[str] | None:
     return None if host in WILDCARD_HOSTS else [host]
 
 
-def _http_app(
+def guarded_http_app(
     server: FastMCP,
     transport: HttpTransport,
     path: str,
@@ -157,7 +157,7 @@ async def serve_http(
     if transport not in DEFAULT_PATHS:
         raise ValueError(f"serve_http serves 'sse' or 'streamable-http', not {transport!r}")
     path = path or DEFAULT_PATHS[transport]
-    app = _http_app(server or build_calculator_server(), transport, path, host, token)
+    app = guarded_http_app(server or build_calculator_server(), transport, path, host, token)
     sock = bind_socket(host, port)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
     uvicorn_server = _InProcessServer(config)
@@ -244,6 +244,6 @@ def run_server(
             settings = class_server.AppSettings(transport, path, host, stateless, token)
             class_server.serve_workers(sock, settings, workers)
             return
-        app = _http_app(server, transport, path, host, token, stateless)
+        app = guarded_http_app(server, transport, path, host, token, stateless)
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
         uvicorn.Server(config).run(sockets=[sock])

@@ -16,9 +16,9 @@ from mcp_teach.runners import (
     DEFAULT_PATHS,
     LOOPBACK,
     STDIO_LOG,
-    _http_app,
     allowed_hosts,
     bind_socket,
+    guarded_http_app,
     serve_http,
     server_url,
     stdio_transport,
@@ -167,8 +167,8 @@ def test_a_server_on_every_interface_answers_whatever_name_students_use(run):
             return response.status_code
 
     async def scenario():
-        everywhere = _http_app(build_calculator_server(), "streamable-http", "/mcp", "0.0.0.0")
-        loopback = _http_app(build_calculator_server(), "streamable-http", "/mcp", LOOPBACK)
+        everywhere = guarded_http_app(build_calculator_server(), "streamable-http", "/mcp", "0.0.0.0")
+        loopback = guarded_http_app(build_calculator_server(), "streamable-http", "/mcp", LOOPBACK)
         async with everywhere.router.lifespan_context(everywhere), loopback.router.lifespan_context(loopback):
             return [
                 await status(everywhere, "192.0.2.10", "192.0.2.10:8000"),
