@@ -29,12 +29,12 @@ from typing import Any
 
 from fastmcp import Client
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.http_recording import HttpExchange
-from mcp_teach.runners import serve_http, stdio_transport
-from mcp_teach.server import build_calculator_server
-from mcp_teach.wire import Capture
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.in_process import serve_http, stdio_transport
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.http_recording import HttpExchange
+from mcp_teach.wire.messages import Capture
 
 TARGET = 1.03  # captured / uncaptured: capture may add at most 3 % per call
 TOOL, ARGUMENTS = "calculator_add", {"a": 1, "b": 2}

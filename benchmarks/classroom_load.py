@@ -48,9 +48,9 @@ import psutil
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
 
-from mcp_teach.class_server import WORKER_READY
 from mcp_teach.client import teaching_client
-from mcp_teach.runners import serve_http
+from mcp_teach.transports.class_mode import WORKER_READY
+from mcp_teach.transports.in_process import serve_http
 
 ERAS = ("auto", "legacy")
 CLASSIC = "1 worker"

@@ -1,7 +1,22 @@
 """mcp-teach: the companion package of a course on the Model Context Protocol.
 
+One subpackage per job, in layers. A module imports only from its own layer or a lower
+one (``tests/test_layers.py`` enforces it), so the servers know nothing of the
+notebooks that talk to them:
+
+    config        settings from .env: the bottom, importable by everything
+    servers/      the MCP servers students talk to
+    transports/   serving any of those servers: stdio, SSE, streamable HTTP, guards, class mode
+    wire/         what crossed the wire: capture, messages, HTTP exchanges, stdio bytes, redaction
+    client        the course's client helpers (a fixed identity, a calculator on any connection)
+    llm/          the offline teaching model, its endpoint, provider choice, the tool loop
+    display/      how it looks in a notebook: show, diagrams, explorer
+    exercises/    checks, student copies, grading
+    lessons/      helpers that exist for one lesson, and the notebook setup
+    server, terminal, authoring, cli   the commands: ``python -m mcp_teach.server`` and ``mcp-teach``
+
 Import what a lesson needs from its module, e.g.
-``from mcp_teach.capture import CaptureTransport``.
+``from mcp_teach.wire.capture import CaptureTransport``.
 """
 
 __version__ = "0.1.0"

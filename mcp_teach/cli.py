@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,98 +11,16 @@ from pathlib import Path
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-from mcp_teach.class_server import check_class_mode
-from mcp_teach.class_token import HOW_TO_AUTHENTICATE, TOKEN_VARIABLE, check_token
-from mcp_teach.config import ConfigError, load_settings
+from mcp_teach.config import LOOPBACK, ConfigError, load_settings
 from mcp_teach.llm.errors import LLMError
-from mcp_teach.runners import LOOPBACK, TRANSPORTS, run_server
+from mcp_teach.server import add_serve_arguments, serve
+from mcp_teach.transports.class_token import HOW_TO_AUTHENTICATE
 
 DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
 URL_HELP = (
     "talk to a server that is already running, e.g. started with 'mcp-teach serve' in another terminal "
     "(a URL ending in /sse uses SSE, any other streamable HTTP); --transport is then ignored"
 )
-
-
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.server``."""
-    parser.add_argument("--transport", choices=TRANSPORTS, help="how clients connect (default: MCP_TRANSPORT or stdio)")
-    parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
-    parser.add_argument("--port", type=int, help="TCP port, 0 for any free one (default: MCP_PORT or 8000)")
-    parser.add_argument("--path", help="URL path (default: MCP_SSE_PATH /sse or MCP_STREAMABLE_PATH /mcp)")
-    parser.add_argument(
-        "--token",
-        type=_token_argument,
-        help=f"HTTP only: every request must send 'Authorization: Bearer <token>' (default: {TOKEN_VARIABLE}; "
-        "prefer the variable, as other users can read command lines with ps)",
-    )
-    parser.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=1,
-        help="streamable HTTP only: serve from this many processes, for a large class (default 1; needs --stateless)",
-    )
-    parser.add_argument(
-        "--stateless",
-        action="store_true",
-        help="streamable HTTP only: keep no session between requests, so any worker can answer any request "
-        "(required with --workers; the server can then send no requests of its own to clients)",
-    )
-
-
-def _positive_int(text: str) -> int:
-    if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {text!r}")
-    return int(text)
-
-
-def _token_argument(text: str) -> str:
-    try:
-        return check_token(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
-def serve(args: argparse.Namespace) -> int:
-    """Run the calculator server with the options given, falling back to settings."""
-    settings = load_settings()
-    transport = args.transport or settings.mcp_transport
-    host = args.host or settings.mcp_host
-    if transport == "stdio" and args.token:
-        raise ConfigError("--token protects an HTTP server: add --transport streamable-http or sse, or drop --token")
-    # A student's MCP_AUTH_TOKEN (for reaching the class server) must not stop their own stdio servers.
-    token = None if transport == "stdio" else args.token or settings.mcp_auth_token
-    try:
-        check_class_mode(transport, args.workers, args.stateless)
-    except ValueError as error:
-        raise ConfigError(str(error)) from None
-    if transport != "stdio" and not _is_loopback(host):
-        unguarded = "" if token else f"; anyone who reaches it may use it unless you set {TOKEN_VARIABLE}"
-        print(f"warning: listening on {host}, reachable from other machines{unguarded}", file=sys.stderr)
-    run_server(
-        transport,
-        host=host,
-        port=settings.mcp_port if args.port is None else args.port,
-        path=args.path or settings.path_for(transport),
-        token=token,
-        workers=args.workers,
-        stateless=args.stateless,
-    )
-    return 0
-
-
-def serve_main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m mcp_teach.server``."""
-    parser = argparse.ArgumentParser(prog="python -m mcp_teach.server", description="Run the calculator MCP server.")
-    add_serve_arguments(parser)
-    return _run(serve, parser.parse_args(argv))
 
 
 def execute_notebooks(args: argparse.Namespace) -> int:

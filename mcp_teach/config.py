@@ -7,17 +7,27 @@ Real environment variables win over ``.env``. A bad value raises
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from dotenv import dotenv_values, find_dotenv
 
-from mcp_teach.class_token import TOKEN_RULE, TOKEN_VARIABLE, check_token
-from mcp_teach.runners import LOOPBACK, TRANSPORTS, Transport
-
 T = TypeVar("T")
+
+Transport = Literal["stdio", "sse", "streamable-http"]
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
+LOOPBACK = "127.0.0.1"
+#: The variable that holds the token, read by ``mcp-teach serve`` and by the course's clients.
+TOKEN_VARIABLE = "MCP_AUTH_TOKEN"
+#: RFC 6750 ``b64token`` characters, at least 8 (shorter bearer tokens would also escape text redaction).
+_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~+/-]{8,}=*")
+TOKEN_RULE = (
+    "at least 8 characters from A-Z a-z 0-9 - . _ ~ + / (optionally ending in =), "
+    'e.g. the output of: python -c "import secrets; print(secrets.token_urlsafe(16))"'
+)
 
 #: The model name the offline teaching model answers to.
 OFFLINE_MODEL = "mcp-teach-offline"
@@ -80,6 +90,13 @@ def _parse(
     except ValueError:
         shown = f"{name} (value not shown)" if secret else f"{name}={raw!r}"
         raise ConfigError(f"{shown} is not valid: expected {valid}.") from None
+
+
+def check_token(raw: str) -> str:
+    """``raw`` if it can be a class token; the ``ValueError`` never repeats it."""
+    if not _TOKEN_SHAPE.fullmatch(raw):
+        raise ValueError(f"a class token needs {TOKEN_RULE} (value not shown)")
+    return raw
 
 
 def _transport(raw: str) -> Transport:

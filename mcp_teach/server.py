@@ -1,124 +1,111 @@
-"""The calculator MCP server every lesson talks to.
+"""``python -m mcp_teach.server``: run a course server from a terminal (also ``mcp-teach serve``).
 
-Run it from a terminal with ``python -m mcp_teach.server --transport stdio``
-(or ``mcp-teach serve``); import :func:`build_calculator_server` to use it
-in-process.
+Kept small on purpose: a stdio client starts this module for every connection, so it imports only
+what serving needs (settings, the server, its transport), not the rest of the ``mcp-teach`` command.
 """
 
 from __future__ import annotations
 
-import math
-import reprlib
+import argparse
+import ipaddress
+import sys
+from collections.abc import Sequence
 
-from fastmcp import FastMCP
-from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
-from fastmcp.server.middleware import Middleware, MiddlewareContext
-from pydantic import ValidationError as PydanticValidationError
-
-SERVER_NAME = "mcp-teach-calculator"
-#: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
-SERVER_VERSION = "1.0.0"
-SERVER_INSTRUCTIONS = (
-    "A four-function calculator for the mcp-teach course. Call one calculator_* tool per arithmetic step."
-)
+from mcp_teach.config import TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
+from mcp_teach.transports.foreground import run_server
+from mcp_teach.transports.options import check_class_mode
 
 
-def _finite(value: float, operation: str, a: float, b: float) -> float:
-    """JSON has no ``inf`` or ``NaN``: non-finite operands (``"inf"``) and results (overflow) are tool errors."""
-    if not (math.isfinite(a) and math.isfinite(b)):
-        raise ToolError(f"The operands of {operation} must be finite numbers, got a={a}, b={b}.")
-    if not math.isfinite(value):
-        raise ToolError(f"The result of {operation} is not a finite number (overflow). Use smaller operands.")
-    return value
-
-
-def calculator_add(a: float, b: float) -> float:
-    """Add two numbers and return a + b."""
-    return _finite(a + b, "a + b", a, b)
-
-
-def calculator_subtract(a: float, b: float) -> float:
-    """Subtract b from a and return a - b."""
-    return _finite(a - b, "a - b", a, b)
-
-
-def calculator_multiply(a: float, b: float) -> float:
-    """Multiply two numbers and return a * b."""
-    return _finite(a * b, "a * b", a, b)
-
-
-def calculator_divide(a: float, b: float) -> float:
-    """Divide a by b and return a / b; dividing by zero is a tool error."""
-    if b == 0:
-        raise ToolError("Cannot divide by zero: argument 'b' must not be 0.")
-    return _finite(a / b, "a / b", a, b)
-
-
-TOOLS = {
-    calculator_add: ("Calculator Add", "Add two numbers (a + b)."),
-    calculator_subtract: ("Calculator Subtract", "Subtract the second number from the first (a - b)."),
-    calculator_multiply: ("Calculator Multiply", "Multiply two numbers (a * b)."),
-    calculator_divide: ("Calculator Divide", "Divide the first number by the second (a / b); b must not be 0."),
-}
-
-
-def short_repr(value: object, limit: int = 60) -> str:
-    """``repr(value)`` cut to about ``limit`` characters: a 2 MB argument is not echoed back whole."""
-    shortener = reprlib.Repr()
-    shortener.maxstring = shortener.maxlong = shortener.maxother = limit
-    return shortener.repr(value)
-
-
-def explain_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
-    """One readable sentence per wrong argument, instead of pydantic's full report."""
-    problems = []
-    for item in error.errors():
-        name = short_repr(".".join(str(part) for part in item["loc"]) or "arguments")[1:-1]
-        if item["type"] in ("missing", "missing_argument"):
-            problems.append(f"argument '{name}' is missing")
-        elif item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
-            problems.append(f"unexpected argument '{name}'")
-        else:
-            problems.append(f"argument '{name}': {item['msg']} (got {short_repr(item['input'])})")
-    return f"Invalid arguments for {tool}: " + "; ".join(problems) + "."
-
-
-class ExplainInvalidArguments(Middleware):
-    """Report wrong, missing or extra tool arguments as a short tool error a student (or model) can act on."""
-
-    async def on_call_tool(self, context: MiddlewareContext, call_next):
-        try:
-            return await call_next(context)
-        except NotFoundError:
-            known = ", ".join(sorted(tool.name for tool in await context.fastmcp_context.fastmcp.list_tools()))
-            raise ToolError(f"Unknown tool: {short_repr(context.message.name)}. This server has: {known}.") from None
-        except ValidationError as error:
-            if not isinstance(error.__cause__, PydanticValidationError):
-                raise
-            raise ToolError(explain_invalid_arguments(context.message.name, error.__cause__)) from error
-
-
-def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
-    """Create a fresh calculator server with the four calculator_* tools.
-
-    ``list_page_size`` makes ``tools/list`` answer in pages of that many tools
-    (with a ``nextCursor``), to show pagination.
-    """
-    server = FastMCP(
-        SERVER_NAME,
-        instructions=SERVER_INSTRUCTIONS,
-        version=SERVER_VERSION,
-        list_page_size=list_page_size,
-        middleware=[ExplainInvalidArguments()],
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.server``."""
+    parser.add_argument("--transport", choices=TRANSPORTS, help="how clients connect (default: MCP_TRANSPORT or stdio)")
+    parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="TCP port, 0 for any free one (default: MCP_PORT or 8000)")
+    parser.add_argument("--path", help="URL path (default: MCP_SSE_PATH /sse or MCP_STREAMABLE_PATH /mcp)")
+    parser.add_argument(
+        "--token",
+        type=_token_argument,
+        help=f"HTTP only: every request must send 'Authorization: Bearer <token>' (default: {TOKEN_VARIABLE}; "
+        "prefer the variable, as other users can read command lines with ps)",
     )
-    for function, (title, description) in TOOLS.items():
-        server.tool(function, title=title, description=description)
-    return server
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=1,
+        help="streamable HTTP only: serve from this many processes, for a large class (default 1; needs --stateless)",
+    )
+    parser.add_argument(
+        "--stateless",
+        action="store_true",
+        help="streamable HTTP only: keep no session between requests, so any worker can answer any request "
+        "(required with --workers; the server can then send no requests of its own to clients)",
+    )
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {text!r}")
+    return int(text)
+
+
+def _token_argument(text: str) -> str:
+    try:
+        return check_token(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Run the calculator server with the options given, falling back to settings."""
+    settings = load_settings()
+    transport = args.transport or settings.mcp_transport
+    host = args.host or settings.mcp_host
+    if transport == "stdio" and args.token:
+        raise ConfigError("--token protects an HTTP server: add --transport streamable-http or sse, or drop --token")
+    # A student's MCP_AUTH_TOKEN (for reaching the class server) must not stop their own stdio servers.
+    token = None if transport == "stdio" else args.token or settings.mcp_auth_token
+    try:
+        check_class_mode(transport, args.workers, args.stateless)
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
+    if transport != "stdio" and not _is_loopback(host):
+        unguarded = "" if token else f"; anyone who reaches it may use it unless you set {TOKEN_VARIABLE}"
+        print(f"warning: listening on {host}, reachable from other machines{unguarded}", file=sys.stderr)
+    run_server(
+        transport,
+        host=host,
+        port=settings.mcp_port if args.port is None else args.port,
+        path=args.path or settings.path_for(transport),
+        token=token,
+        workers=args.workers,
+        stateless=args.stateless,
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``python -m mcp_teach.server``: exit code 0 on Ctrl-C or SIGTERM, 2 for a bad setting."""
+    parser = argparse.ArgumentParser(prog="python -m mcp_teach.server", description="Run the calculator MCP server.")
+    add_serve_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return serve(args)
+    except ConfigError as error:
+        print(f"mcp-teach: configuration error: {error}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, BrokenPipeError):
+        return 0
+    except OSError as error:
+        print(f"mcp-teach: cannot start: {error}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
-    import sys
-
-    from mcp_teach.cli import serve_main
-
-    sys.exit(serve_main())
+    sys.exit(main())

@@ -7,16 +7,14 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.class_token import TOKEN_VARIABLE
-from mcp_teach.client import teaching_client
-from mcp_teach.config import Settings
-from mcp_teach.connections import Connection, calculator_target
+from mcp_teach.client import Connection, calculator_target, teaching_client
+from mcp_teach.config import TOKEN_VARIABLE, Settings
+from mcp_teach.display.show import show
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.loop import ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.llm.trace import TraceEvent
-from mcp_teach.show import show
+from mcp_teach.wire.capture import CaptureTransport
 
 LEAVE = frozenset({"exit", "quit", "bye", "退出"})
 

@@ -19,8 +19,8 @@ import anyio
 import psutil
 import pytest
 
-from mcp_teach.runners import serve_http, stdio_transport
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.in_process import serve_http, stdio_transport
 
 #: Generous limit that only stops a hung test; nothing asserts on how long anything takes.
 HANG_TIMEOUT = 60

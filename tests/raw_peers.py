@@ -32,9 +32,9 @@ from typing import Any
 import httpx2
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 
-from mcp_teach.errors import PROTOCOL_VERSION, raw_request
-from mcp_teach.framing import sse_events
-from mcp_teach.runners import serve_http
+from mcp_teach.lessons.l03_errors import PROTOCOL_VERSION, raw_request
+from mcp_teach.lessons.l05_framing import sse_events
+from mcp_teach.transports.in_process import serve_http
 
 HANG_TIMEOUT = 60  # only stops a hung test
 PEERS = ("stdio", "sse", "streamable-http", "streamable-http-legacy")
@@ -285,7 +285,10 @@ class SsePeer(Peer):
 
 @contextlib.contextmanager
 def http_server(transport: str) -> Iterator[str]:
-    """:func:`mcp_teach.runners.serve_http` (the real app, guard included) in a background thread; yields the URL."""
+    """:func:`mcp_teach.transports.in_process.serve_http` (the real app, guards included) in a background thread.
+
+    Yields the URL.
+    """
     started: queue.Queue[str | BaseException] = queue.Queue()
     loop_and_stop: list[Any] = []
 

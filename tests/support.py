@@ -11,7 +11,7 @@ from typing import Any
 
 import uvicorn
 
-from mcp_teach.runners import bind_socket
+from mcp_teach.transports.sockets import bind_socket
 
 HANG_TIMEOUT = 60  # only stops a hung test
 
@@ -46,9 +46,9 @@ def serve_in_thread(app: Any) -> Iterator[str]:
 
 async def legacy_session():
     """A real in-memory 2025-11-25 session: handshake, tools/list, one good call and a divide-by-zero."""
-    from mcp_teach.capture import CaptureTransport
     from mcp_teach.client import teaching_client
-    from mcp_teach.server import build_calculator_server
+    from mcp_teach.servers.calculator import build_calculator_server
+    from mcp_teach.wire.capture import CaptureTransport
 
     capture = CaptureTransport(build_calculator_server())
     async with teaching_client(capture, mode="legacy") as client:

@@ -11,11 +11,11 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import FastMCPTransport, SSETransport, StreamableHttpTransport
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import CLIENT_INFO, teaching_client
-from mcp_teach.runners import serve_http, stdio_transport
-from mcp_teach.server import build_calculator_server
-from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.in_process import serve_http, stdio_transport
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
 
 PINNED_SERVER = {"name": "mcp-teach-calculator", "version": "1.0.0"}
 PINNED_CLIENT = {"name": "mcp-teach-client", "version": "1.0.0"}

@@ -20,8 +20,9 @@ import pytest
 from mcp.shared.exceptions import MCPError
 
 from mcp_teach import cli
-from mcp_teach.class_server import NEEDS_STATELESS, SSE_REFUSED, WORKER_READY
 from mcp_teach.client import teaching_client
+from mcp_teach.transports.class_mode import WORKER_READY
+from mcp_teach.transports.options import NEEDS_STATELESS, SSE_REFUSED
 
 PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
@@ -224,8 +225,8 @@ def test_workers_must_be_a_whole_number_of_one_or_more(capsys, workers):
 STATEFUL_WORKERS = """
 import sys
 from uvicorn.supervisors import Multiprocess
-from mcp_teach.class_server import AppSettings, worker_config
-from mcp_teach.runners import bind_socket, server_url
+from mcp_teach.transports.class_mode import AppSettings, worker_config
+from mcp_teach.transports.sockets import bind_socket, server_url
 
 sock = bind_socket()
 sock.listen(128)

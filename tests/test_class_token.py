@@ -18,12 +18,14 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from mcp.shared.exceptions import MCPError
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.class_token import HOW_TO_AUTHENTICATE, MISSING_TOKEN, UNAUTHORIZED, WRONG_TOKEN
-from mcp_teach.cli import main, serve_main
+from mcp_teach.cli import main
 from mcp_teach.client import teaching_client
-from mcp_teach.redact import REDACTED
-from mcp_teach.runners import run_server, serve_http
+from mcp_teach.server import main as serve_main
+from mcp_teach.transports.class_token import HOW_TO_AUTHENTICATE, MISSING_TOKEN, UNAUTHORIZED, WRONG_TOKEN
+from mcp_teach.transports.foreground import run_server
+from mcp_teach.transports.in_process import serve_http
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.redact import REDACTED
 
 TOKEN = "class-token-q7Zp2Lx9Rk4Wm8Tn"  # made up for these tests
 WRONG = "wrong-token-B3vN6cY1dF5gH0jK"

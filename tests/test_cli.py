@@ -18,7 +18,7 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from support import refuses_connections
 
-from mcp_teach import cli
+from mcp_teach import cli, server
 from mcp_teach.client import teaching_client
 
 PYTHON = sys.executable
@@ -332,7 +332,7 @@ def test_command_line_parsing_errors(capsys, monkeypatch, tmp_path):
     assert bad_choice.value.code == 2
     assert "invalid choice: 'tcp'" in capsys.readouterr().err
     monkeypatch.setenv("MCP_PORT", "70000")
-    assert cli.serve_main([]) == 2
+    assert server.main([]) == 2
     assert "MCP_PORT='70000'" in capsys.readouterr().err
 
 
@@ -348,4 +348,4 @@ def test_command_line_parsing_errors(capsys, monkeypatch, tmp_path):
     ],
 )
 def test_loopback_detection(host, loopback):
-    assert cli._is_loopback(host) is loopback
+    assert server._is_loopback(host) is loopback

@@ -12,15 +12,15 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch
 from support import legacy_session
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.diagram import draw_sequence, drawable, fit, sequence_steps
+from mcp_teach.display.diagram import draw_sequence, drawable, fit, sequence_steps
+from mcp_teach.display.show import COLOURS
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import model_name, openai_client
-from mcp_teach.server import build_calculator_server
-from mcp_teach.show import COLOURS
-from mcp_teach.wire import Capture, WireMessage
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import Capture, WireMessage
 
 RED = COLOURS["error"]
 

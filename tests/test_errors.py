@@ -1,4 +1,4 @@
-"""mcp_teach.errors: tool errors, protocol errors and notifications, classified against a real server."""
+"""mcp_teach.lessons.l03_errors: tool errors, protocol errors and notifications, classified against a real server."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from mcp_teach.client import teaching_client
-from mcp_teach.errors import (
+from mcp_teach.lessons.l03_errors import (
     ReplyOutcome,
     attempt,
     classify_reply,
@@ -20,7 +20,7 @@ from mcp_teach.errors import (
     probe_stdio,
     raw_request,
 )
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
 
 PYDANTIC_MESSAGE = (
     "1 validation error for call[calculator_add]\n"

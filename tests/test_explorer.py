@@ -5,15 +5,15 @@ from __future__ import annotations
 import ipywidgets as widgets
 import pytest
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.explorer import Explorer, explore
+from mcp_teach.display.explorer import Explorer, explore
+from mcp_teach.display.show import summary
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import model_name, openai_client
-from mcp_teach.server import build_calculator_server
-from mcp_teach.show import summary
-from mcp_teach.wire import Capture, WireMessage
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import Capture, WireMessage
 
 
 async def _legacy() -> CaptureTransport:

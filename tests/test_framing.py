@@ -7,9 +7,8 @@ import json
 
 import pytest
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.framing import (
+from mcp_teach.lessons.l05_framing import (
     PROTOCOL_HEADERS,
     SseEvent,
     diff_captures,
@@ -24,11 +23,12 @@ from mcp_teach.framing import (
     sse_events,
     terminal_server,
 )
-from mcp_teach.http_recording import HttpExchange
-from mcp_teach.runners import serve_http
-from mcp_teach.server import build_calculator_server
-from mcp_teach.stdio_tap import TappedLine
-from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.in_process import serve_http
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.http_recording import HttpExchange
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
+from mcp_teach.wire.stdio_tap import TappedLine
 
 
 async def _session(target, mode: str) -> CaptureTransport:

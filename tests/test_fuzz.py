@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from raw_peers import ALLOWED_ERROR_CODES, PEERS, Peer, open_peer
 
-from mcp_teach.errors import envelope_meta
+from mcp_teach.lessons.l03_errors import envelope_meta
 
 FUZZ = settings(
     max_examples=200,
@@ -41,7 +41,7 @@ OPERATIONS = {
     "calculator_multiply": operator.mul,
     "calculator_divide": operator.truediv,
 }
-#: How every calculator tool error begins (mcp_teach.server): a sentence a student or model can act on.
+#: How every calculator tool error begins (mcp_teach.servers.calculator): a sentence a student or model can act on.
 TOOL_ERROR_STARTS = ("Invalid arguments for calculator_", "The operands of", "The result of", "Cannot divide by zero")
 METHODS = [
     "tools/call",

@@ -13,12 +13,13 @@ import uvicorn
 from fastmcp import Client
 from fastmcp.client.transports import SSETransport, StreamableHttpTransport
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.http_recording import HttpExchange, recording_client_factory
-from mcp_teach.redact import REDACTED
-from mcp_teach.runners import bind_socket, serve_http
-from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.transports.in_process import serve_http
+from mcp_teach.transports.sockets import bind_socket
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.http_recording import HttpExchange, recording_client_factory
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.wire.redact import REDACTED
 
 SECRET = "sk-test-0123456789abcdefXYZ"
 TOKEN = "tok_live_9f8e7d6c5b4a"  # not key-shaped: only the header name marks it secret

@@ -65,12 +65,14 @@ from jupyter_client import KernelManager
 from mcp.shared.exceptions import MCPError
 from support import HANG_TIMEOUT, refuses_connections
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.kernel import KERNEL, descendants, kill_all
-from mcp_teach.latency import http_echo_baseline
-from mcp_teach.runners import HttpTransport, bind_socket, serve_http, stdio_transport
-from mcp_teach.server import build_calculator_server
+from mcp_teach.lessons.l06_latency import http_echo_baseline
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.http_app import HttpTransport
+from mcp_teach.transports.in_process import serve_http, stdio_transport
+from mcp_teach.transports.sockets import bind_socket
+from mcp_teach.wire.capture import CaptureTransport
 
 CYCLES = 50
 STDIO_LANES = 5
@@ -531,10 +533,10 @@ def test_the_latency_echo_server_stops_when_a_measurement_is_interrupted(run):
 KERNEL_SETUP = """
 import asyncio
 from pathlib import Path
-from mcp_teach.capture import CaptureTransport
+from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.notebook import setup_notebook
-from mcp_teach.runners import serve_http, stdio_transport
+from mcp_teach.lessons.setup import setup_notebook
+from mcp_teach.transports.in_process import serve_http, stdio_transport
 setup_notebook()
 def pending_tasks():
     return sorted(t.get_coro().__qualname__ for t in asyncio.all_tasks() if t is not asyncio.current_task())

@@ -1,4 +1,4 @@
-"""mcp_teach.jsonrpc_frames: every frame is either a JSON-RPC message or a rejection that says what to fix."""
+"""mcp_teach.transports.frames: every frame is either a JSON-RPC message or a rejection that says what to fix."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import mcp_types as types
 import pytest
 
-from mcp_teach.jsonrpc_frames import HOW_TO_SEND, Rejected, check_frame, is_misplaced_notification, too_large
+from mcp_teach.transports.frames import HOW_TO_SEND, Rejected, check_frame, is_misplaced_notification, too_large
 
 
 def rejection(data: bytes, **options: int) -> tuple[types.RequestId | None, int, str]:

@@ -1,4 +1,4 @@
-"""mcp_teach.latency: real measurements with small counts; shapes and sanity only, never timing thresholds."""
+"""mcp_teach.lessons.l06_latency: real measurements with small counts; shapes and sanity, never timing limits."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ import pytest
 from fastmcp import FastMCP
 from matplotlib.figure import Figure
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.client import teaching_client
-from mcp_teach.connections import CONNECTIONS
-from mcp_teach.latency import (
+from mcp_teach.client import CONNECTIONS, teaching_client
+from mcp_teach.lessons.l06_latency import (
     CALL_ARGUMENTS,
     CALL_TOOL,
     LLM_CALL_MS,
@@ -38,7 +36,8 @@ from mcp_teach.latency import (
     scale_of,
     summarise,
 )
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
 
 SUMMARY_KEYS = {"count", "median", "p90", "p99", "mean", "min", "max"}
 

@@ -7,10 +7,9 @@ import json
 
 import pytest
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.llm.lesson import (
+from mcp_teach.lessons.l04_tool_loop import (
     PHASES,
     conversation_table,
     diagram,
@@ -23,7 +22,8 @@ from mcp_teach.llm.lesson import (
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.llm.trace import Trace, TraceEvent
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
 
 OFFLINE = Settings()
 

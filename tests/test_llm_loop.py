@@ -15,15 +15,14 @@ from typing import Any
 
 import pytest
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.client import teaching_client
+from mcp_teach.client import CONNECTIONS, calculator_target, teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.connections import CONNECTIONS, calculator_target
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.llm.trace import ACTORS, TraceEvent
-from mcp_teach.wire import Capture
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import Capture
 
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
 BACKENDS = ("in-process", "http")

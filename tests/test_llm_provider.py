@@ -20,14 +20,14 @@ from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
 from support import serve_in_thread
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import OFFLINE_BASE_URL, base_url, model_name, openai_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
 
 HANG_TIMEOUT = 60  # only stops a hung test
 KEY = "sk-stand-in-secret-0123456789abcdef"

@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from mcp_teach.redact import SECRET_PATTERN
+from mcp_teach.wire.redact import SECRET_PATTERN
 
 ROOT = Path(__file__).resolve().parents[1]
 #: An Authorization header with a real-looking credential (not ``[REDACTED]``, not a ``<placeholder>``).
@@ -21,7 +21,7 @@ def tracked_files() -> list[Path]:
 
 def test_the_scan_sees_the_notebooks_and_the_package():
     names = {path.relative_to(ROOT).as_posix() for path in tracked_files()}
-    assert "notebooks/04_llm_tool_loop.ipynb" in names and "mcp_teach/redact.py" in names
+    assert "notebooks/04_llm_tool_loop.ipynb" in names and "mcp_teach/wire/redact.py" in names
 
 
 def test_no_tracked_file_contains_a_key_or_credential():

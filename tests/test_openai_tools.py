@@ -17,10 +17,10 @@ from openai.types.shared import FunctionDefinition
 from openai.types.shared_params import FunctionDefinition as FunctionDefinitionParam
 from pydantic import BaseModel, Field, TypeAdapter
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.openai_tools import clean_schema, is_openai_name, to_openai_tool, to_openai_tools
-from mcp_teach.server import TOOLS, build_calculator_server
+from mcp_teach.llm.openai_tools import clean_schema, is_openai_name, to_openai_tool, to_openai_tools
+from mcp_teach.servers.calculator import TOOLS, build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
 
 CALCULATOR_PARAMETERS = {
     "type": "object",

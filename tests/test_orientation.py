@@ -4,8 +4,8 @@ import asyncio
 
 import pytest
 
-from mcp_teach.connections import CONNECTIONS
-from mcp_teach.orientation import check_environment, try_connection
+from mcp_teach.client import CONNECTIONS
+from mcp_teach.lessons.l00_setup import check_environment, try_connection
 
 
 def test_bad_env_file_is_reported_with_the_variable_and_the_fix(tmp_path, monkeypatch):

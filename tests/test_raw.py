@@ -2,7 +2,7 @@
 
 import asyncio
 
-from mcp_teach.raw import RawStdioServer
+from mcp_teach.wire.raw_stdio import RawStdioServer
 
 INITIALIZE = {
     "jsonrpc": "2.0",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_teach.redact import REDACTED, SECRET_HEADERS, redact_headers, redact_json, redact_text
+from mcp_teach.wire.redact import REDACTED, SECRET_HEADERS, redact_headers, redact_json, redact_text
 
 
 @pytest.mark.parametrize(

@@ -10,20 +10,13 @@ import pytest
 from fastmcp import FastMCP
 from support import refuses_connections
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.runners import (
-    DEFAULT_PATHS,
-    LOOPBACK,
-    STDIO_LOG,
-    allowed_hosts,
-    bind_socket,
-    guarded_http_app,
-    serve_http,
-    server_url,
-    stdio_transport,
-)
-from mcp_teach.server import build_calculator_server
+from mcp_teach.config import LOOPBACK
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.http_app import DEFAULT_PATHS, allowed_hosts, guarded_http_app
+from mcp_teach.transports.in_process import STDIO_LOG, serve_http, stdio_transport
+from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.wire.capture import CaptureTransport
 
 JSON_OR_SSE = "application/json, text/event-stream"
 INITIALIZE = {

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from fastmcp.exceptions import ToolError
 
-from mcp_teach import server as calculator
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.wire import Capture
+from mcp_teach.servers import calculator
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import Capture
 
 TRANSPORT_KINDS = ("memory", "stdio", "sse", "streamable-http")
 

@@ -6,9 +6,9 @@ import json
 import pytest
 from support import legacy_session
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.show import abbreviate, pretty_json, show, summary, table
-from mcp_teach.wire import SERVER_TO_CLIENT, WireMessage
+from mcp_teach.display.show import abbreviate, pretty_json, show, summary, table
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import SERVER_TO_CLIENT, WireMessage
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""mcp_teach.stdio_server: every line read gets its answer, even when stdin closes right after it."""
+"""mcp_teach.transports.stdio_loop: every line read gets its answer, even when stdin closes right after it."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import sys
 import anyio
 from support import HANG_TIMEOUT
 
-from mcp_teach.errors import raw_request
-from mcp_teach.server import build_calculator_server
-from mcp_teach.stdio_server import OversizedLine, read_lines, serve_stdio
+from mcp_teach.lessons.l03_errors import raw_request
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.stdio_loop import OversizedLine, read_lines, serve_stdio
 
 SERVER = [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"]
 

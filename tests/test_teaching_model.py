@@ -25,9 +25,9 @@ from openai.types.chat import ChatCompletion
 
 from mcp_teach.client import teaching_client
 from mcp_teach.llm import teaching_model
+from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.teaching_model import CREATED, MODEL_NAME, complete
-from mcp_teach.openai_tools import to_openai_tools
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
 
 SYSTEM_PROMPT = "You are the mcp-teach assistant. Use the provided tools for every calculation."
 CALCULATOR_NAMES = {"calculator_add", "calculator_subtract", "calculator_multiply", "calculator_divide"}

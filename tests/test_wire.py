@@ -13,10 +13,17 @@ import pytest
 from fastmcp.client.transports import StdioTransport
 from mcp.shared.message import SessionMessage
 
-from mcp_teach.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.redact import REDACTED
-from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage, message_kind, wire_dict
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import (
+    CLIENT_TO_SERVER,
+    SERVER_TO_CLIENT,
+    Capture,
+    WireMessage,
+    message_kind,
+    wire_dict,
+)
+from mcp_teach.wire.redact import REDACTED
 
 #: Runs the calculator as its child and copies every byte in both directions to two files.
 TEE_SCRIPT = textwrap.dedent(

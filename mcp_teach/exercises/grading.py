@@ -28,10 +28,10 @@ from typing import Any
 
 import nbformat
 
+from mcp_teach.display.show import table
 from mcp_teach.exercises.check import PASSED
 from mcp_teach.exercises.convention import SOLUTION, Exercise, describe, find_exercises, tags
 from mcp_teach.exercises.kernel import DEFAULT_LIMITS, CellRun, Limits, NotebookRun, run_notebook
-from mcp_teach.show import table
 
 PASS, FAIL, NOT_ATTEMPTED, ERROR = "pass", "fail", "not attempted", "error"
 CSV_COLUMNS = ("notebook", "exercise", "result", "message")

@@ -19,10 +19,10 @@ import openai
 from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.provider import explain_llm_error
 from mcp_teach.llm.trace import Trace, TraceEvent, llm_response_label
-from mcp_teach.openai_tools import to_openai_tools
-from mcp_teach.wire import Capture
+from mcp_teach.wire.messages import Capture
 
 SYSTEM_PROMPT = (
     "You are the mcp-teach assistant. Use the provided tools for every calculation, one tool call per step, "

@@ -18,7 +18,7 @@ from mcp_teach.config import Settings
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.redact import REDACTED, redact_text
+from mcp_teach.wire.redact import REDACTED, redact_text
 
 #: Base URL of the in-process teaching model; the ``.invalid`` domain can never reach a network.
 OFFLINE_BASE_URL = "http://teaching-model.invalid/v1"

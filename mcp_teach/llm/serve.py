@@ -7,9 +7,11 @@ import sys
 
 import uvicorn
 
+from mcp_teach.config import LOOPBACK
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.runners import LOOPBACK, bind_socket, server_url, stop_on_sigterm
+from mcp_teach.transports.foreground import stop_on_sigterm
+from mcp_teach.transports.sockets import bind_socket, server_url
 
 
 def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None = None) -> None:

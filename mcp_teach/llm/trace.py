@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp_teach.plain_text import PlainText
-from mcp_teach.redact import redact_json
-from mcp_teach.wire import Capture, WireMessage
+from mcp_teach.wire.messages import Capture, WireMessage
+from mcp_teach.wire.plain_text import PlainText
+from mcp_teach.wire.redact import redact_json
 
 Actor = Literal["user", "client", "llm", "server"]
 ACTORS: tuple[Actor, ...] = ("user", "client", "llm", "server")

@@ -11,7 +11,7 @@ from importlib.metadata import version
 
 import nest_asyncio
 
-from mcp_teach.show import table
+from mcp_teach.display.show import table
 
 #: Packages whose versions each lesson prints, so a mismatch is obvious.
 COURSE_PACKAGES = ("mcp-teach", "fastmcp", "mcp", "openai")
@@ -24,7 +24,7 @@ def setup_notebook() -> None:
 
     - Server log lines of in-process servers (e.g. "Error calling tool") would
       interleave with the lesson's output, so fastmcp logs only critical
-      problems here; a stdio server logs to ``mcp_teach.runners.STDIO_LOG``.
+      problems here; a stdio server logs to ``mcp_teach.transports.STDIO_LOG``.
     - ``nest_asyncio`` lets ``asyncio.run(...)`` work inside a cell (cells can
       also simply ``await``).
     - The Interrupt button stops a cell that is waiting (see :func:`wake_on_interrupt`).

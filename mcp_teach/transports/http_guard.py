@@ -7,7 +7,7 @@ with pydantic's full report; both answer a ``tools/call`` without ``id`` with
 ``202`` and nothing else, and an oversized body with a plain-text ``413``.
 
 :class:`JsonRpcGuard` checks each POSTed message first, with the same
-:func:`~mcp_teach.jsonrpc_frames.check_frame` as the stdio server (same codes,
+:func:`~mcp_teach.transports.frames.check_frame` as the stdio server (same codes,
 same wording), and answers ``400`` (``413`` when too large) with a JSON-RPC
 error body. A notification that should have been a request is refused too:
 HTTP, unlike stdio, has a response in which to say so. Everything else goes on
@@ -25,7 +25,7 @@ from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_teach.jsonrpc_frames import (
+from mcp_teach.transports.frames import (
     MAX_MESSAGE_BYTES,
     Rejected,
     check_frame,

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from mcp.shared.message import SessionMessage
 
-from mcp_teach.http_recording import HttpExchange
-from mcp_teach.redact import redact_json
+from mcp_teach.wire.http_recording import HttpExchange
+from mcp_teach.wire.redact import redact_json
 
 Direction = Literal["client->server", "server->client"]
 Kind = Literal["request", "notification", "response", "error", "invalid"]

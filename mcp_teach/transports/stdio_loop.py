@@ -4,7 +4,7 @@ fastmcp's own stdio loop (``server.run("stdio")``) has two gaps a classroom
 hits at once:
 
 - a line it cannot read (not JSON, not JSON-RPC, too large) gets no reply at
-  all; here it gets ``-32700`` or ``-32600`` (see :mod:`mcp_teach.jsonrpc_frames`);
+  all; here it gets ``-32700`` or ``-32600`` (see :mod:`mcp_teach.transports.frames`);
 - when stdin closes, requests still being handled are cancelled, so
   ``cat requests.jsonl | python -m mcp_teach.server`` loses results; here every
   request already read is answered before the server exits.
@@ -32,7 +32,7 @@ from fastmcp import FastMCP
 from fastmcp.server.context import reset_transport, set_transport
 from mcp.shared.message import SessionMessage
 
-from mcp_teach.jsonrpc_frames import MAX_MESSAGE_BYTES, Rejected, check_frame, is_misplaced_notification, too_large
+from mcp_teach.transports.frames import MAX_MESSAGE_BYTES, Rejected, check_frame, is_misplaced_notification, too_large
 
 logger = logging.getLogger(__name__)
 #: How long the server waits, after stdin closed, for answers to requests it already read.

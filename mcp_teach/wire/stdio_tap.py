@@ -5,7 +5,7 @@ JSON-RPC goes client → server on the server's **stdin** and server → client 
 its **stdout**, one message per line; the server's **stderr** is free for logs.
 The tap is a tiny relay process placed between the two::
 
-    client  ──stdin──▶  python -m mcp_teach.stdio_tap TAP_FILE -- <server command>  ──stdin──▶  server
+    client  ──stdin──▶  python -m mcp_teach.wire.stdio_tap TAP_FILE -- <server command>  ──stdin──▶  server
             ◀─stdout──                                                          ◀─stdout──
                                                                                 ◀─stderr──
 
@@ -89,16 +89,16 @@ def tapped_stdio_transport(
 ) -> StdioTransport:
     """A fastmcp stdio transport whose server runs behind the tap, recording into ``tap_file``.
 
-    Like :func:`mcp_teach.runners.stdio_transport`: a fresh server per
+    Like :func:`mcp_teach.transports.in_process.stdio_transport`: a fresh server per
     ``async with``, stderr (after the tap has recorded it) written to ``log_file``.
     """
     from fastmcp.client.transports import StdioTransport
 
-    from mcp_teach.runners import STDIO_LOG
+    from mcp_teach.transports.in_process import STDIO_LOG
 
     return StdioTransport(
         sys.executable,
-        ["-m", "mcp_teach.stdio_tap", str(tap_file), "--", *command],
+        ["-m", "mcp_teach.wire.stdio_tap", str(tap_file), "--", *command],
         log_file=log_file or STDIO_LOG,
         keep_alive=False,
     )
@@ -157,10 +157,10 @@ def run_tap(tap_file: Path, command: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m mcp_teach.stdio_tap TAP_FILE -- COMMAND...``"""
+    """``python -m mcp_teach.wire.stdio_tap TAP_FILE -- COMMAND...``"""
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 3 or args[1] != "--":
-        print("usage: python -m mcp_teach.stdio_tap TAP_FILE -- COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m mcp_teach.wire.stdio_tap TAP_FILE -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
     return run_tap(Path(args[0]), args[2:])
 

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_teach.runners import STDIO_LOG
-from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
+from mcp_teach.transports.in_process import STDIO_LOG
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
 
 #: How long to wait for a reply line before deciding the server sent none.
 REPLY_TIMEOUT = 5.0

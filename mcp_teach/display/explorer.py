@@ -3,7 +3,7 @@
 ``explore(capture)`` shows Previous / Next buttons and a slider; for the selected
 message a header (number, direction, kind, method, id, the request it answers),
 a one-line note on what the message is for, and its JSON highlighted as
-:func:`mcp_teach.show.show` does::
+:func:`mcp_teach.display.show.show` does::
 
     explore(capture)        # a Capture, CaptureTransport, list of WireMessage, or a loop Trace
 
@@ -19,9 +19,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from mcp_teach.diagram import ACTOR_NAMES, Step, sequence_steps
-from mcp_teach.glossary import ERROR_CODES, purpose
-from mcp_teach.show import ACTOR_COLOURS, COLOURS, Entry, MessagesView, table
+from mcp_teach.display.diagram import ACTOR_NAMES, Step, sequence_steps
+from mcp_teach.display.glossary import ERROR_CODES, purpose
+from mcp_teach.display.show import ACTOR_COLOURS, COLOURS, Entry, MessagesView, table
 
 HINT = "Step through the messages with Previous / Next or the slider (needs a running kernel)."
 
@@ -97,7 +97,7 @@ def _short(text: str, limit: int = 48) -> str:
 
 
 def summary_table(steps: Sequence[Step]) -> Any:
-    """One row per message, like :func:`mcp_teach.show.summary` (trace events show their label)."""
+    """One row per message, like :func:`mcp_teach.display.show.summary` (trace events show their label)."""
     rows = []
     for step in steps:
         what = step.method or ("" if step.kind in ("response", "error") else _short(step.label.split(" ", 1)[-1]))
@@ -218,7 +218,7 @@ def explore(source: Any, *, fold: Sequence[str] = (), max_items: int | None = No
 
     ``source`` is a ``Capture``, a ``CaptureTransport``, a list of ``WireMessage``
     or a loop ``Trace``. ``fold`` and ``max_items`` abbreviate the JSON as in
-    :func:`mcp_teach.show.show`.
+    :func:`mcp_teach.display.show.show`.
     """
     _actors, steps = sequence_steps(source)
     return Explorer(steps, fold=fold, max_items=max_items)

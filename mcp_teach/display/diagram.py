@@ -14,7 +14,7 @@ band. The figure is a plain :class:`matplotlib.figure.Figure` (no pyplot state):
 a notebook cell ending with it shows a PNG.
 
 :func:`sequence_steps` is the model under the picture (and under
-:mod:`mcp_teach.explorer`): every message with its number, sender, receiver,
+:mod:`mcp_teach.display.explorer`): every message with its number, sender, receiver,
 kind, label and the request it answers.
 """
 
@@ -32,9 +32,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.textpath import TextToPath
 
+from mcp_teach.display.show import ACTOR_COLOURS, COLOURS
 from mcp_teach.llm.trace import Trace
-from mcp_teach.show import ACTOR_COLOURS, COLOURS
-from mcp_teach.wire import CLIENT_TO_SERVER, Capture, WireMessage, message_kind
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage, message_kind
 
 Style = Literal["request", "response", "notification"]
 

@@ -6,11 +6,10 @@ import sys
 from importlib.util import find_spec
 from typing import Any
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.client import teaching_client
+from mcp_teach.client import CONNECTIONS, Connection, calculator_target, teaching_client
 from mcp_teach.config import ConfigError, load_settings
-from mcp_teach.connections import CONNECTIONS, Connection, calculator_target
-from mcp_teach.show import table
+from mcp_teach.display.show import table
+from mcp_teach.wire.capture import CaptureTransport
 
 HOW = {
     "in-memory": "server object in this kernel, no I/O",

@@ -16,23 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_teach.config import TOKEN_VARIABLE, check_token
+
 #: JSON-RPC code of the refusal: the one MCP servers commonly use for "Unauthorized".
 UNAUTHORIZED = -32001
-#: The variable that holds the token, read by ``mcp-teach serve`` and by the course's clients.
-TOKEN_VARIABLE = "MCP_AUTH_TOKEN"
-#: RFC 6750 ``b64token`` characters, at least 8 (shorter bearer tokens would also escape text redaction).
-_TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~+/-]{8,}=*")
-TOKEN_RULE = (
-    "at least 8 characters from A-Z a-z 0-9 - . _ ~ + / (optionally ending in =), "
-    'e.g. the output of: python -c "import secrets; print(secrets.token_urlsafe(16))"'
-)
-
 HOW_TO_AUTHENTICATE = (
     "Send the class token with every request as the header 'Authorization: Bearer <token>'. "
     'In Python: Client(url, auth="<token>") or teaching_client(url, auth="<token>"); '
@@ -41,13 +33,6 @@ HOW_TO_AUTHENTICATE = (
 )
 MISSING_TOKEN = "This MCP server needs a class token and the request had none. " + HOW_TO_AUTHENTICATE
 WRONG_TOKEN = "The class token sent is not this server's (check for typos or an old token). " + HOW_TO_AUTHENTICATE
-
-
-def check_token(raw: str) -> str:
-    """``raw`` if it can be a class token; the ``ValueError`` never repeats it."""
-    if not _TOKEN_SHAPE.fullmatch(raw):
-        raise ValueError(f"a class token needs {TOKEN_RULE} (value not shown)")
-    return raw
 
 
 def _digest(value: bytes) -> bytes:

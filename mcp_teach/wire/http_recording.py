@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-from mcp_teach.redact import redact_headers, redact_text
+from mcp_teach.wire.redact import redact_headers, redact_text
 
 RawHeaders = list[tuple[bytes, bytes]]
 
@@ -24,7 +24,7 @@ RawHeaders = list[tuple[bytes, bytes]]
 class HttpExchange:
     """One HTTP request and its response, as far as it has arrived.
 
-    Like :class:`~mcp_teach.wire.WireMessage`, a live recording keeps what httpx
+    Like :class:`~mcp_teach.wire.messages.WireMessage`, a live recording keeps what httpx
     hands over (raw header lists, body bytes, response chunks) and decodes and
     redacts it only when a lesson reads it, so recording costs a few microseconds
     per request and appending a chunk to a long-lived stream stays O(1).

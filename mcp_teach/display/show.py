@@ -22,10 +22,10 @@ from pygments.lexers import JsonLexer
 from pygments.styles.default import DefaultStyle
 from pygments.token import Error
 
-from mcp_teach.glossary import purpose
+from mcp_teach.display.glossary import purpose
 from mcp_teach.llm.trace import Trace
-from mcp_teach.plain_text import PlainText
-from mcp_teach.wire import CLIENT_TO_SERVER, Capture, WireMessage
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage
+from mcp_teach.wire.plain_text import PlainText
 
 ARROWS = {CLIENT_TO_SERVER: "client → server", "server->client": "server → client"}
 COLOURS = {CLIENT_TO_SERVER: "#1f6feb", "server->client": "#1a7f37", "error": "#cf222e"}

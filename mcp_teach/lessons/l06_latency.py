@@ -41,12 +41,12 @@ from fastmcp import Client
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from mcp_teach.capture import CaptureTransport
-from mcp_teach.client import teaching_client
-from mcp_teach.connections import CONNECTIONS, Connection, calculator_target
-from mcp_teach.runners import bind_socket, serve_http, server_url, stdio_transport, stop_in_process_server
-from mcp_teach.server import build_calculator_server, calculator_add
-from mcp_teach.show import table
+from mcp_teach.client import CONNECTIONS, Connection, calculator_target, teaching_client
+from mcp_teach.display.show import table
+from mcp_teach.servers.calculator import build_calculator_server, calculator_add
+from mcp_teach.transports.in_process import serve_http, stdio_transport, stop_in_process_server
+from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.wire.capture import CaptureTransport
 
 #: The call every sample makes: tiny arguments and result, so what is measured is overhead, not work.
 CALL_TOOL = "calculator_add"
@@ -163,7 +163,7 @@ async def measure_calls(
 ) -> list[float]:
     """Per-call latency (ms) of ``calls`` sequential ``tools/call`` requests after ``warmup`` untimed ones.
 
-    ``connection`` is a name from :data:`~mcp_teach.connections.CONNECTIONS` (a fresh
+    ``connection`` is a name from :data:`~mcp_teach.client.CONNECTIONS` (a fresh
     calculator is started and stopped; ``capture=True`` puts a ``CaptureTransport``
     in between) or an already connected ``fastmcp.Client`` (any server: pass its
     ``tool`` and ``arguments``). The default call is ``calculator_add(a=1, b=2)``.
@@ -321,7 +321,7 @@ import asyncio, json
 import fastmcp
 imported_fastmcp = time.perf_counter_ns()
 from mcp_teach.client import teaching_client
-from mcp_teach.server import build_calculator_server
+from mcp_teach.servers.calculator import build_calculator_server
 imported = time.perf_counter_ns()
 
 def ms(a, b):

@@ -6,7 +6,7 @@
   protocol-relevant headers, body; status, headers, body) as readable text and
   HTML; :func:`http_overview` is one row per exchange; :func:`sse_events` parses
   an ``text/event-stream`` body.
-- :func:`show_stdio` renders the lines recorded by :mod:`mcp_teach.stdio_tap`.
+- :func:`show_stdio` renders the lines recorded by :mod:`mcp_teach.wire.stdio_tap`.
 - :func:`terminal_server` and :func:`run_command` play "terminal A" and
   "terminal B": the command-line server and a command-line client as real processes.
 """
@@ -30,11 +30,11 @@ from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
-from mcp_teach.http_recording import HttpExchange
-from mcp_teach.plain_text import PlainText
-from mcp_teach.show import COLOURS, table
-from mcp_teach.stdio_tap import TappedLine
-from mcp_teach.wire import CLIENT_TO_SERVER, Capture
+from mcp_teach.display.show import COLOURS, table
+from mcp_teach.wire.http_recording import HttpExchange
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture
+from mcp_teach.wire.plain_text import PlainText
+from mcp_teach.wire.stdio_tap import TappedLine
 
 #: Headers that carry MCP meaning; the rest (date, host, user-agent, content-length, ...) is HTTP plumbing.
 PROTOCOL_HEADERS = (

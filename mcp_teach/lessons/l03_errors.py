@@ -6,7 +6,7 @@ A call can fail at two levels:
   ``isError: true`` and the reason as text content (the model can read it and
   try again);
 - the **protocol** fails: the server sends a JSON-RPC *error* with a numeric
-  ``code`` (see :data:`mcp_teach.glossary.ERROR_CODES`), ``"id": null`` when
+  ``code`` (see :data:`mcp_teach.display.glossary.ERROR_CODES`), ``"id": null`` when
   it could not even read the request's id. Only a notification gets no reply.
 
 :func:`probe_stdio` sends hand-written lines to a fresh stdio server and
@@ -29,11 +29,11 @@ from typing import Any, Literal
 from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
-from mcp_teach.glossary import ERROR_CODES
-from mcp_teach.plain_text import PlainText
-from mcp_teach.raw import RawStdioServer
-from mcp_teach.show import table
-from mcp_teach.wire import Capture, WireMessage
+from mcp_teach.display.glossary import ERROR_CODES
+from mcp_teach.display.show import table
+from mcp_teach.wire.messages import Capture, WireMessage
+from mcp_teach.wire.plain_text import PlainText
+from mcp_teach.wire.raw_stdio import RawStdioServer
 
 #: The protocol revision whose per-request ``_meta`` envelope :func:`raw_request` adds.
 PROTOCOL_VERSION = "2026-07-28"
@@ -61,7 +61,7 @@ def raw_request(
     jsonrpc: str | None = "2.0",
     envelope: bool = True,
 ) -> dict[str, Any]:
-    """A JSON-RPC request as a dict, ready for :class:`~mcp_teach.raw.RawStdioServer`.
+    """A JSON-RPC request as a dict, ready for :class:`~mcp_teach.wire.raw_stdio.RawStdioServer`.
 
     ``envelope=True`` adds the 2026-07-28 ``_meta`` keys to ``params`` (a
     server in that era rejects requests without them); ``jsonrpc=None`` leaves
@@ -162,7 +162,7 @@ class Probe(PlainText):
 
     sent: list[dict[str, Any] | str]
     replies: list[dict[str, Any] | None]
-    #: Every line in both directions, for :func:`mcp_teach.show.show`.
+    #: Every line in both directions, for :func:`mcp_teach.display.show.show`.
     capture: Capture = field(default_factory=Capture)
     #: Where each line's messages (the line and its reply) start and end in :attr:`capture`.
     spans: list[tuple[int, int]] = field(default_factory=list)

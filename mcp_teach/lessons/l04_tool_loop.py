@@ -19,8 +19,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_teach.display.show import MessagesView, show_trace, table
 from mcp_teach.llm.trace import ACTORS, Trace, TraceEvent
-from mcp_teach.show import MessagesView, show_trace, table
 
 #: The phase names :func:`phases` gives, in loop order, with what happens in each.
 PHASES: dict[str, str] = {
@@ -79,7 +79,7 @@ def phases(trace: Trace) -> list[str]:
 
 
 def show_phase(trace: Trace, *names: str, **options: Any) -> MessagesView:
-    """:func:`~mcp_teach.show.show_trace` for the events of some phases, numbered as in the whole trace.
+    """:func:`~mcp_teach.display.show.show_trace` for the events of some phases, numbered as in the whole trace.
 
     ``options`` are those of ``show_trace`` (``fold``, ``max_items``, ``title``).
     """

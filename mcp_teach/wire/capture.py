@@ -29,8 +29,8 @@ from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 from typing_extensions import Unpack
 
-from mcp_teach.http_recording import recording_client_factory
-from mcp_teach.wire import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, Direction
+from mcp_teach.wire.http_recording import recording_client_factory
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, Direction
 
 
 class _RecordingStream:

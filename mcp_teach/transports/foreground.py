@@ -1,0 +1,87 @@
+"""Serve an MCP server from a terminal until Ctrl-C or SIGTERM (``python -m mcp_teach.server``, ``mcp-teach serve``)."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+
+import anyio
+import uvicorn
+from fastmcp import FastMCP
+from fastmcp.utilities.logging import temporary_log_level
+
+from mcp_teach.config import LOOPBACK, Transport
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports import class_mode
+from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
+from mcp_teach.transports.options import check_class_mode, describe_mode
+from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.transports.stdio_loop import serve_stdio
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def stop_on_sigterm() -> None:
+    """Make SIGTERM end a terminal server the way Ctrl-C does: cleanly, exit code 0."""
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+
+
+def run_server(
+    transport: Transport = "stdio",
+    *,
+    host: str = LOOPBACK,
+    port: int = 8000,
+    path: str | None = None,
+    server: FastMCP | None = None,
+    token: str | None = None,
+    workers: int = 1,
+    stateless: bool = False,
+) -> None:
+    """Run the calculator until Ctrl-C or SIGTERM, then return normally.
+
+    stdio: only JSON-RPC is written to stdout, every line answered (see :mod:`.stdio_loop`); logs go to stderr.
+    HTTP: the URL to connect to is printed on stderr first (never the ``token``, which clients must send).
+    ``workers`` > 1 serves streamable HTTP from that many processes, each with its own fresh calculator;
+    ``stateless`` keeps no session between requests (see :mod:`.class_mode`).
+    """
+    if token and transport == "stdio":
+        raise ValueError("a class token protects the HTTP transports; stdio has no requests to check it on")
+    check_class_mode(transport, workers, stateless)
+    if server is not None and workers > 1:
+        raise ValueError("each worker builds its own calculator: pass no server object with workers > 1")
+    server = server or build_calculator_server()
+    stop_on_sigterm()
+    with contextlib.suppress(KeyboardInterrupt):
+        if transport == "stdio":
+            with temporary_log_level("WARNING"):
+                anyio.run(serve_stdio, server)
+        else:
+            _serve_http(server, transport, host, port, path or DEFAULT_PATHS[transport], token, workers, stateless)
+
+
+def _serve_http(
+    server: FastMCP,
+    transport: HttpTransport,
+    host: str,
+    port: int,
+    path: str,
+    token: str | None,
+    workers: int,
+    stateless: bool,
+) -> None:
+    sock = bind_socket(host, port)
+    # Listen before announcing the URL: a client that connects as soon as it reads it is queued, not refused.
+    sock.listen(2048)
+    url = server_url(host, sock.getsockname()[1], path)
+    needs = "class token required; " if token else ""
+    mode = describe_mode(workers, stateless)
+    print(f"mcp-teach calculator: {transport} on {url}  ({mode}{needs}Ctrl-C stops it)", file=sys.stderr, flush=True)
+    if workers > 1:
+        class_mode.serve_workers(sock, class_mode.AppSettings(transport, path, host, stateless, token), workers)
+        return
+    app = guarded_http_app(server, transport, path, host, token, stateless)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+    uvicorn.Server(config).run(sockets=[sock])

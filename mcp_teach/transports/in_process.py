@@ -1,0 +1,122 @@
+"""Serve an MCP server inside the running event loop (a notebook, a test), or spawn one over stdio.
+
+- :func:`serve_http` is an async context manager that serves SSE or streamable
+  HTTP on a free loopback port inside the current event loop and yields the URL.
+- :func:`stdio_transport` builds a client transport that spawns the server as a
+  subprocess and works inside Jupyter and under nbval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import uvicorn
+from fastmcp import FastMCP
+from fastmcp.client.transports import StdioTransport
+
+from mcp_teach.config import LOOPBACK
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
+from mcp_teach.transports.sockets import bind_socket, server_url
+
+#: How long leaving a :func:`serve_http` block waits for uvicorn's shutdown (2 s of it for open connections).
+STOP_SECONDS = 5.0
+#: Where stdio servers started by :func:`stdio_transport` write their logs.
+STDIO_LOG = Path(tempfile.gettempdir()) / "mcp-teach-stdio-server.log"
+
+
+class _InProcessServer(uvicorn.Server):
+    """A uvicorn server that leaves signal handling to the host (kernel, test runner)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def stop_in_process_server(server: uvicorn.Server, task: asyncio.Task[None], sock: socket.socket) -> None:
+    """Stop ``server`` (served by ``task`` on ``sock``) and return once it is down: port closed, lifespan ended.
+
+    Runs to the end even if the caller is cancelled meanwhile (a second interrupt, an anyio timeout round
+    the block): leaving early would leave the server running with its socket closed under it. That
+    cancellation is raised once the server is down. A server still running after :data:`STOP_SECONDS`
+    is cancelled.
+    """
+    server.should_exit = True
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_SECONDS
+    cancelled: asyncio.CancelledError | None = None
+    with anyio.CancelScope(shield=True):  # holds off anyio cancel scopes; asyncio's task.cancel() gets through
+        while not task.done():
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                task.cancel()
+            try:
+                await asyncio.wait({task}, timeout=remaining if remaining > 0 else None)
+            except asyncio.CancelledError as error:
+                cancelled = error
+    sock.close()
+    if cancelled is not None:
+        raise cancelled
+    if not task.cancelled():
+        task.result()  # re-raises why the server failed
+
+
+@contextlib.asynccontextmanager
+async def serve_http(
+    transport: HttpTransport = "streamable-http",
+    *,
+    server: FastMCP | None = None,
+    host: str = LOOPBACK,
+    port: int = 0,
+    path: str | None = None,
+    token: str | None = None,
+) -> AsyncIterator[str]:
+    """Serve ``server`` (default: a fresh calculator) over HTTP until the block exits.
+
+    Yields the URL once the server accepts connections::
+
+        async with serve_http("sse") as url:
+            async with Client(url) as client: ...
+
+    With ``token``, clients must send it: ``Client(url, auth=token)``.
+    """
+    if transport not in DEFAULT_PATHS:
+        raise ValueError(f"serve_http serves 'sse' or 'streamable-http', not {transport!r}")
+    path = path or DEFAULT_PATHS[transport]
+    app = guarded_http_app(server or build_calculator_server(), transport, path, host, token)
+    sock = bind_socket(host, port)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
+    uvicorn_server = _InProcessServer(config)
+    task = asyncio.create_task(uvicorn_server.serve(sockets=[sock]))
+    try:
+        while not uvicorn_server.started:
+            if task.done():
+                task.result()  # re-raises why the server could not start
+                raise RuntimeError("the HTTP server stopped before it accepted connections")
+            await asyncio.sleep(0.005)
+        yield server_url(host, sock.getsockname()[1], path)
+    finally:
+        await stop_in_process_server(uvicorn_server, task, sock)
+
+
+def stdio_transport(*, log_file: Path | None = None, keep_alive: bool = False) -> StdioTransport:
+    """A client transport that runs ``python -m mcp_teach.server`` over stdio.
+
+    The server's stderr goes to ``log_file`` (default :data:`STDIO_LOG`): a
+    kernel run by nbval has no real stderr to hand to a subprocess. With
+    ``keep_alive=False`` every ``async with Client(...)`` starts a fresh
+    server, so every block shows its own handshake.
+    """
+    return StdioTransport(
+        sys.executable,
+        ["-m", "mcp_teach.server", "--transport", "stdio"],
+        log_file=log_file or STDIO_LOG,
+        keep_alive=keep_alive,
+    )

@@ -1,0 +1,9 @@
+"""What crossed the wire, recorded exactly: the client side of every lesson.
+
+``capture`` (``CaptureTransport``: every JSON-RPC message, both directions) into
+``messages`` (``Capture``, ``WireMessage``); ``http_recording`` (the HTTP
+exchanges underneath); ``stdio_tap`` (the bytes on a stdio server's pipes);
+``raw_stdio`` (hand-written lines to a stdio server); ``redact`` (no credential
+is ever kept); ``plain_text`` (how recorded things read as text).
+May import config, servers and transports.
+"""
