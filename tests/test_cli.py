@@ -76,8 +76,8 @@ def http_servers(cli_server):
     servers = {t: cli_server([*PYTHON_M, "--transport", t, "--port", "0"]) for t in ("sse", "streamable-http")}
     urls = {t: s.url for t, s in servers.items()}
     yield urls
-    for server in servers.values():
-        code, _, stderr = server.stop(signal.SIGTERM)
+    for process in servers.values():
+        code, _, stderr = process.stop(signal.SIGTERM)
         assert code == 0, stderr
 
 

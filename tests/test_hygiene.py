@@ -67,7 +67,7 @@ from support import HANG_TIMEOUT, refuses_connections
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.kernel import KERNEL, descendants, kill_all
-from mcp_teach.lessons.l06_latency import http_echo_baseline
+from mcp_teach.lessons.l06_baselines import http_echo_baseline
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import HttpTransport
 from mcp_teach.transports.in_process import serve_http, stdio_transport

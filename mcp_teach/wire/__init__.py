@@ -3,7 +3,7 @@
 ``capture`` (``CaptureTransport``: every JSON-RPC message, both directions) into
 ``messages`` (``Capture``, ``WireMessage``); ``http_recording`` (the HTTP
 exchanges underneath); ``stdio_tap`` (the bytes on a stdio server's pipes);
-``raw_stdio`` (hand-written lines to a stdio server); ``redact`` (no credential
+``raw_stdio`` (hand-written lines to a stdio server); ``sse`` (events in a recorded stream); ``redact`` (no credential
 is ever kept); ``plain_text`` (how recorded things read as text).
 May import config, servers and transports.
 """

@@ -1,0 +1,212 @@
+"""Recorded HTTP exchanges made readable (lesson 05): each in full with :func:`show_http`, or one row each.
+
+:func:`show_http` shows the request line, the protocol-relevant headers and the body, then the
+status, headers and body of the response, as plain text and HTML; :func:`http_overview` is a table.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from mcp_teach.display.show import COLOURS, table
+from mcp_teach.lessons.l05_http_messages import message_label, received_messages, sent_messages
+from mcp_teach.wire.http_recording import HttpExchange
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.wire.plain_text import PlainText
+from mcp_teach.wire.sse import sse_events
+
+#: Headers that carry MCP meaning; the rest (date, host, user-agent, content-length, ...) is HTTP plumbing.
+PROTOCOL_HEADERS = (
+    "accept",
+    "content-type",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "last-event-id",
+)
+#: Headers that change from run to run or machine to machine; never shown even with ``headers=None``.
+UNSTABLE_HEADERS = frozenset({"date", "host", "user-agent"})
+
+
+def _http_exchanges(source: Any) -> list[HttpExchange]:
+    if isinstance(source, HttpExchange):
+        return [source]
+    capture = getattr(source, "capture", source)
+    if isinstance(capture, Capture):
+        return list(capture.http)
+    return list(source)
+
+
+def _status_line(status: int | None) -> str:
+    if status is None:
+        return "(no response)"
+    try:
+        return f"{status} {HTTPStatus(status).phrase}"
+    except ValueError:
+        return str(status)
+
+
+def _cut(line: str, width: int | None) -> str:
+    """``line`` cut to ``width`` characters, saying how many were left out."""
+    if width is None or len(line) <= width:
+        return line
+    return f"{line[:width]}…  (+{len(line) - width} characters)"
+
+
+def _select(headers: Mapping[str, str], wanted: Sequence[str] | None) -> list[tuple[str, str]]:
+    if wanted is None:
+        return [(k, v) for k, v in headers.items() if k not in UNSTABLE_HEADERS]
+    return [(name, headers[name]) for name in wanted if name in headers]
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One half of an exchange: first line, headers, body lines."""
+
+    first: str
+    headers: list[tuple[str, str]]
+    body: list[str]
+    note: str
+
+
+def _body_lines(text: str, width: int | None) -> list[str]:
+    return [_cut(line, width) for line in re.split(r"\r\n|\n|\r", text.rstrip("\r\n"))] if text else []
+
+
+def _parts(exchange: HttpExchange, headers: Sequence[str] | None, width: int | None) -> tuple[_Part, _Part]:
+    sent = ", ".join(message_label(m) for m in sent_messages(exchange))
+    request = _Part(
+        f"{exchange.method} {exchange.target}",
+        _select(exchange.request_headers, headers),
+        _body_lines(exchange.request_body, width),
+        f"carries {sent}" if sent else "no body",
+    )
+    received = ", ".join(message_label(m) for m in received_messages(exchange))
+    response = _Part(
+        _status_line(exchange.status),
+        _select(exchange.response_headers, headers),
+        _body_lines(exchange.response_body, width),
+        f"carries {received}" if received else ("empty body" if not exchange.response_body else "no JSON-RPC"),
+    )
+    return request, response
+
+
+class HttpView(PlainText):
+    """What :func:`show_http` returns: HTML in Jupyter, plain text elsewhere."""
+
+    def __init__(
+        self,
+        exchanges: list[tuple[int, HttpExchange]],
+        headers: Sequence[str] | None,
+        width: int | None,
+        title: str | None,
+    ) -> None:
+        self._exchanges = exchanges
+        self._headers = headers
+        self._width = width
+        self._title = title
+
+    def _headline(self, number: int, exchange: HttpExchange) -> str:
+        return f"#{number} {exchange.method} {exchange.target} → {_status_line(exchange.status)}"
+
+    def text(self) -> str:
+        """The plain-text form (what GitHub and nbval compare)."""
+        blocks = [f"== {self._title} ==" if self._title else None]
+        for number, exchange in self._exchanges:
+            request, response = _parts(exchange, self._headers, self._width)
+            lines = [f"── HTTP exchange #{number} " + "─" * 40]
+            for arrow, part in (("→", request), ("←", response)):
+                lines.append(f"{arrow} {part.first}    [{part.note}]")
+                lines += [f"  {name}: {value}" for name, value in part.headers]
+                if part.body:
+                    lines.append("  │")
+                    lines += [f"  │ {line}" for line in part.body]
+            blocks.append("\n".join(lines))
+        if not self._exchanges:
+            blocks.append("(no HTTP exchanges)")
+        return "\n".join(block for block in blocks if block is not None)
+
+    def _repr_html_(self) -> str:
+        out = ['<div class="mcp-teach-http" style="font-size: 13px">']
+        if self._title:
+            out.append(f"<p><b>{html.escape(self._title)}</b></p>")
+        for number, exchange in self._exchanges:
+            request, response = _parts(exchange, self._headers, self._width)
+            out.append(
+                f'<details open style="border-left: 4px solid #8c959f; margin: 6px 0; padding-left: 8px">'
+                f'<summary style="cursor: pointer; font-family: monospace">'
+                f"{html.escape(self._headline(number, exchange))}</summary>"
+            )
+            for part, colour in ((request, COLOURS[CLIENT_TO_SERVER]), (response, COLOURS[SERVER_TO_CLIENT])):
+                head = "".join(
+                    f"<div><span style='color: #6e7781'>{html.escape(name)}:</span> {html.escape(value)}</div>"
+                    for name, value in part.headers
+                )
+                body = html.escape("\n".join(part.body))
+                body_html = (
+                    f"<pre style='margin: 4px 0 0 0; padding: 4px; background: #f6f8fa; white-space: pre-wrap'>"
+                    f"{body}</pre>"
+                    if part.body
+                    else ""
+                )
+                out.append(
+                    f"<div style='border-left: 3px solid {colour}; padding-left: 6px; margin: 4px 0; "
+                    f"font-family: monospace'><b>{html.escape(part.first)}</b> "
+                    f"<span style='color: #6e7781'>[{html.escape(part.note)}]</span>{head}{body_html}</div>"
+                )
+            out.append("</details>")
+        if not self._exchanges:
+            out.append("<p>(no HTTP exchanges)</p>")
+        out.append("</div>")
+        return "".join(out)
+
+
+def show_http(
+    source: Any,
+    *,
+    numbers: Iterable[int] | None = None,
+    headers: Sequence[str] | None = PROTOCOL_HEADERS,
+    width: int | None = 100,
+    title: str | None = None,
+) -> HttpView:
+    """Render recorded HTTP exchanges: ``→`` the request, ``←`` the response, each with headers and body.
+
+    ``source`` is a ``Capture``/``CaptureTransport`` (its ``.http``), a list of
+    exchanges or one exchange. ``numbers`` keeps only those exchanges (1-based,
+    as numbered in the full list). ``headers`` are the headers shown, in that
+    order (default: the MCP-relevant ones; ``None``: all but date, host and
+    user-agent). Body lines longer than ``width`` are cut, saying by how much.
+    """
+    exchanges = list(enumerate(_http_exchanges(source), start=1))
+    if numbers is not None:
+        keep = set(numbers)
+        exchanges = [(n, e) for n, e in exchanges if n in keep]
+    return HttpView(exchanges, headers, width, title)
+
+
+def http_overview(source: Any) -> PlainText:
+    """One row per HTTP exchange: the request, the JSON-RPC it sent, the status, what came back."""
+    rows = []
+    for number, exchange in enumerate(_http_exchanges(source), start=1):
+        sent = ", ".join(message_label(m) for m in sent_messages(exchange)) or "—"
+        events = sse_events(exchange.response_body) if (exchange.content_type or "").startswith("text/event") else []
+        received = [f"{e.event} event" for e in events if e.event != "message"]
+        received += [message_label(m) for m in received_messages(exchange)]
+        content_type = (exchange.content_type or "—").split(";")[0]
+        rows.append(
+            (
+                f"#{number}",
+                f"{exchange.method} {exchange.target}",
+                sent,
+                _status_line(exchange.status),
+                content_type,
+                ", ".join(received) or "—",
+            )
+        )
+    return table(("#", "request", "JSON-RPC sent", "status", "response type", "JSON-RPC received"), rows)
