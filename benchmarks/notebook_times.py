@@ -1,0 +1,288 @@
+"""Lesson times: run every lesson as nbval does and hold the course to its time budget.
+
+Each lesson runs in a fresh kernel of the current environment (nbval's ``--nbval-current-env`` kernel spec), with
+the notebook's own folder as working directory, its code cells one after another, top to bottom; cells nbval skips
+(``nbval-skip``, ``# NBVAL_SKIP``) are skipped, cells it expects to raise (``raises-exception``,
+``# NBVAL_RAISES_EXCEPTION``) may raise. A cell's time is the kernel's own: from ``started`` in its
+``execute_reply`` metadata to the reply's header date, so message round trips and this script's polling are left
+out (the ``wall`` column shows what they add). Kernel start-up is reported apart. Cells are numbered as nbval
+numbers them (code cells from 0), so ``05_transports cell 20`` is ``pytest "notebooks/05_transports.ipynb::Cell 20"``.
+Notebooks are read, never written.
+
+Budget, for every lesson: a lesson's cells take <= 12 s in all (mean over the lessons, the latency lab left out),
+the latency lab <= 40 s, and no cell outside the latency lab more than 2 s. Exit code: 2 if a cell failed (error,
+timeout, dead kernel), else 1 with ``--check`` if the budget is exceeded, else 0.
+
+    python benchmarks/notebook_times.py [--check] [NOTEBOOK ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, NbvalKernelspecManager
+from nbval.plugin import find_comment_markers, find_metadata_tags
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+LESSONS = "[0-9][0-9]_*.ipynb"  # top-level lessons only: notebooks/solutions/ is run by naming its files
+LATENCY_LAB_MARK = "latency"  # the latency lab is the lesson whose file name contains this
+MEAN_BUDGET = 12.0  # seconds of cells per lesson, mean over the lessons other than the latency lab
+LATENCY_LAB_BUDGET = 40.0  # seconds of cells in the latency lab
+CELL_BUDGET = 2.0  # seconds for any one cell outside the latency lab
+CELL_TIMEOUT = 300  # seconds, as --nbval-cell-timeout in pyproject.toml
+STARTUP_TIMEOUT = 60  # seconds, nbval's default --nbval-kernel-startup-timeout
+SLOWEST = 10
+SUMMARY_WIDTH = 50
+SECTION_WIDTH = 40
+
+
+def is_latency_lab(name: str) -> bool:
+    """The one place that says which lesson is the latency lab (it has a budget of its own)."""
+    return LATENCY_LAB_MARK in Path(name).name
+
+
+@dataclass(frozen=True)
+class CellTiming:
+    number: int  # nbval's cell number: code cells counted from 0
+    seconds: float
+    summary: str  # what the cell does, see summarize()
+    section: str = ""  # the heading above it, see heading_above()
+
+
+@dataclass
+class LessonTiming:
+    name: str
+    startup: float = 0.0  # seconds to start the kernel and see it ready
+    wall: float = 0.0  # seconds from sending the first cell to the last cell's end, as seen here
+    cells: list[CellTiming] = field(default_factory=list)
+    failure: str | None = None
+
+    @property
+    def total(self) -> float:
+        return sum(cell.seconds for cell in self.cells)
+
+    @property
+    def slowest(self) -> CellTiming | None:
+        return max(self.cells, key=lambda cell: cell.seconds, default=None)
+
+    @property
+    def latency_lab(self) -> bool:
+        return is_latency_lab(self.name)
+
+
+def summarize(source: str, width: int = SUMMARY_WIDTH) -> str:
+    """What a cell does in one line: its first line that is not blank, a comment or an import (imports say little
+    about what a cell is for), else its first non-blank line; cut to ``width`` characters."""
+    lines = [line.strip() for line in source.splitlines() if line.strip()]
+    in_import = False
+    chosen = lines[0] if lines else ""
+    for line in lines:
+        if in_import:
+            in_import = ")" not in line
+        elif line.startswith(("import ", "from ")):
+            in_import = "(" in line and ")" not in line
+        elif not line.startswith("#"):
+            chosen = line
+            break
+    return _cut(chosen, width)
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def heading_above(nb: nbformat.NotebookNode, index: int) -> str:
+    """The nearest markdown heading above cell ``index``, without its ``#``s ("" if none): the section says what a
+    cell is for when its code does not (a function defined and then called, a table of inputs)."""
+    for cell in reversed(nb.cells[:index]):
+        if cell.cell_type != "markdown":
+            continue
+        headings, fenced = [], False
+        for line in cell.source.splitlines():
+            fenced ^= line.lstrip().startswith(("```", "~~~"))
+            if not fenced and re.match(r"#{1,6}\s", line):
+                headings.append(line.lstrip("#").strip())
+        if headings:
+            return headings[-1]
+    return ""
+
+
+def label(path: Path) -> str:
+    """A lesson's name in the report: its path under notebooks/ without ``.ipynb`` (``05_transports``,
+    ``solutions/05_transports``), or the file's stem for a notebook elsewhere."""
+    path = path.resolve()
+    return str(path.relative_to(NOTEBOOKS).with_suffix("")) if path.is_relative_to(NOTEBOOKS) else path.stem
+
+
+def nbval_cells(nb: nbformat.NotebookNode) -> Iterator[tuple[int, int, nbformat.NotebookNode]]:
+    """(index in the notebook, nbval's cell number, cell) for every code cell."""
+    code_cells = (index for index, cell in enumerate(nb.cells) if cell.cell_type == "code")
+    for number, index in enumerate(code_cells):
+        yield index, number, nb.cells[index]
+
+
+def nbval_options(cell: nbformat.NotebookNode) -> dict[str, Any]:
+    """nbval's options for a cell (``skip``, ``check_exception``, ...), read from tags and comments as nbval does."""
+    return {**dict(find_metadata_tags(cell.metadata)), **dict(find_comment_markers(cell.source))}
+
+
+def _moment(value: datetime | str) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+def kernel_seconds(execute_reply: dict[str, Any]) -> float:
+    """How long the kernel spent on a cell: from ``started`` (ipykernel's metadata) to the reply's date."""
+    return (_moment(execute_reply["header"]["date"]) - _moment(execute_reply["metadata"]["started"])).total_seconds()
+
+
+def run_lesson(path: Path) -> LessonTiming:
+    """Run one notebook top to bottom in a fresh kernel, as nbval does, timing every cell."""
+    nb = nbformat.read(path, as_version=4)
+    replies: list[dict[str, Any]] = []
+    client = NotebookClient(
+        nb,
+        km=AsyncKernelManager(kernel_name=CURRENT_ENV_KERNEL_NAME, kernel_spec_manager=NbvalKernelspecManager()),
+        timeout=CELL_TIMEOUT,
+        startup_timeout=STARTUP_TIMEOUT,
+        shutdown_kernel="immediate",
+        resources={"metadata": {"path": str(path.parent)}},
+        on_cell_executed=lambda execute_reply, **_: replies.append(execute_reply),
+    )
+    lesson = LessonTiming(label(path))
+    started = time.perf_counter()
+    with client.setup_kernel(cleanup_kc=True):
+        lesson.startup = time.perf_counter() - started
+        started = time.perf_counter()
+        for index, number, cell in nbval_cells(nb):
+            options = nbval_options(cell)
+            if options.get("skip"):
+                continue
+            client.allow_errors = bool(options.get("check_exception"))
+            try:
+                client.execute_cell(cell, index)
+            except CellExecutionError as error:
+                lesson.failure = f"cell {number} raised {error.ename}: {error.evalue}  ({summarize(cell.source)})"
+            except (CellTimeoutError, DeadKernelError) as error:
+                lesson.failure = f"cell {number}: {error}  ({summarize(cell.source)})"
+            if replies:
+                seconds = kernel_seconds(replies.pop())
+                lesson.cells.append(CellTiming(number, seconds, summarize(cell.source), heading_above(nb, index)))
+            if lesson.failure:
+                break
+        lesson.wall = time.perf_counter() - started
+    return lesson
+
+
+def _lessons(count: int) -> str:
+    return f"{count} lesson" + "s" * (count != 1)
+
+
+def lesson_mean(lessons: Sequence[LessonTiming]) -> float | None:
+    """Mean seconds of cells per lesson, the latency lab left out (None when no other lesson ran)."""
+    totals = [lesson.total for lesson in lessons if not lesson.latency_lab]
+    return statistics.fmean(totals) if totals else None
+
+
+def budget_breaches(lessons: Sequence[LessonTiming]) -> list[str]:
+    """Every item of the budget that these timings exceed, one line each; empty when all is within it."""
+    breaches = []
+    mean = lesson_mean(lessons)
+    if mean is not None and mean > MEAN_BUDGET:
+        others = sum(not lesson.latency_lab for lesson in lessons)
+        breaches.append(
+            f"mean over {_lessons(others)} (latency lab left out): {mean:.2f} s of cells > {MEAN_BUDGET:g} s"
+        )
+    for lesson in lessons:
+        if lesson.latency_lab:
+            if lesson.total > LATENCY_LAB_BUDGET:
+                breaches.append(
+                    f"{lesson.name} (latency lab): {lesson.total:.2f} s of cells > {LATENCY_LAB_BUDGET:g} s"
+                )
+            continue
+        breaches.extend(
+            f"{lesson.name} cell {cell.number}: {cell.seconds:.2f} s > {CELL_BUDGET:g} s  {cell.summary}"
+            for cell in lesson.cells
+            if cell.seconds > CELL_BUDGET
+        )
+    return breaches
+
+
+def report(lessons: Sequence[LessonTiming]) -> list[str]:
+    """The printed report: a row per lesson, the slowest cells, mean, total, budget and failures."""
+    width = max(len("lesson"), *(len(lesson.name) for lesson in lessons))
+    lines = [
+        f"{'lesson':<{width}}  kernel start  cells  cells total     wall  slowest cell",
+        "-" * (width + 62),
+    ]
+    for lesson in lessons:
+        slowest = lesson.slowest
+        lines.append(
+            f"{lesson.name:<{width}}  {lesson.startup:10.1f} s  {len(lesson.cells):5d}  {lesson.total:9.1f} s"
+            f"  {lesson.wall:5.1f} s  "
+            + (f"cell {slowest.number} {slowest.seconds:.1f} s" if slowest else "-")
+            + ("  (latency lab)" if lesson.latency_lab else "")
+            + ("  FAILED" if lesson.failure else "")
+        )
+    every_cell = [(lesson.name, cell) for lesson in lessons for cell in lesson.cells]
+    every_cell.sort(key=lambda item: item[1].seconds, reverse=True)
+    lines += ["", f"{min(SLOWEST, len(every_cell))} slowest cells:"]
+    lines += [
+        f"  {name:<{width}} cell {cell.number:<3d} {cell.seconds:5.1f} s  {cell.summary:<{SUMMARY_WIDTH}}"
+        + (f"  [{_cut(cell.section, SECTION_WIDTH)}]" if cell.section else "")
+        for name, cell in every_cell[:SLOWEST]
+    ]
+    mean = lesson_mean(lessons)
+    others = sum(not lesson.latency_lab for lesson in lessons)
+    labs = ", ".join(lesson.name for lesson in lessons if lesson.latency_lab)
+    lines += [
+        "",
+        f"mean over {_lessons(others)}"
+        + (f" (latency lab {labs} left out)" if labs else "")
+        + ": "
+        + (f"{mean:.1f} s of cells" if mean is not None else "-"),
+        f"total: {sum(lesson.total for lesson in lessons):.1f} s of cells in {_lessons(len(lessons))}"
+        f" (+ {sum(lesson.startup for lesson in lessons):.1f} s of kernel start-up;"
+        f" wall {sum(lesson.wall for lesson in lessons):.1f} s)",
+        "",
+        f"budget: cells <= {MEAN_BUDGET:g} s per lesson on average, latency lab <= {LATENCY_LAB_BUDGET:g} s,"
+        f" no other cell > {CELL_BUDGET:g} s",
+    ]
+    breaches = budget_breaches([lesson for lesson in lessons if not lesson.failure])
+    lines += [f"  OVER  {breach}" for breach in breaches] or ["  ok"]
+    failures = [f"  {lesson.name}: {lesson.failure}" for lesson in lessons if lesson.failure]
+    if failures:
+        lines += ["", "FAILED (budget above counts only the lessons that ran to the end):", *failures]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help=f"notebooks to run (default: notebooks/{LESSONS})")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the budget is exceeded")
+    args = parser.parse_args(argv)
+    paths = args.notebooks or sorted(NOTEBOOKS.glob(LESSONS))
+    lessons = []
+    for path in paths:
+        lessons.append(lesson := run_lesson(path))
+        print(f"ran {lesson.name}: {lesson.total:.1f} s", lesson.failure or "", file=sys.stderr, flush=True)
+    print("\n".join(report(lessons)))
+    if any(lesson.failure for lesson in lessons):
+        return 2
+    return 1 if args.check and budget_breaches(lessons) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

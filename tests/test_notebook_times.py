@@ -1,0 +1,132 @@
+"""benchmarks/notebook_times.py: the budget rules and cell summaries on made-up timings, and one real timed run."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "notebook_times.py"
+
+
+@pytest.fixture(scope="module")
+def times():
+    """The benchmark script, imported as a module."""
+    spec = importlib.util.spec_from_file_location("notebook_times", BENCHMARK)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    yield module
+    del sys.modules[spec.name]
+
+
+def lesson(times, name: str, *seconds: float):
+    """A made-up lesson whose code cells took ``seconds``."""
+    cells = [times.CellTiming(number, value, f"step_{number}()") for number, value in enumerate(seconds)]
+    return times.LessonTiming(name, cells=cells)
+
+
+def test_within_budget(times) -> None:
+    lessons = [lesson(times, "00_setup", 1.9, 1.9, 1.9), lesson(times, "01_handshake", 2.0, 2.0)]
+    assert times.budget_breaches(lessons) == []
+    assert "  ok" in times.report(lessons)
+
+
+def test_mean_rule_allows_one_long_lesson_when_the_others_are_short(times) -> None:
+    balanced = [lesson(times, "00_a", *[1.0] * 18), lesson(times, "01_b", *[1.0] * 6)]  # 18 s and 6 s: mean 12 s
+    assert times.budget_breaches(balanced) == []
+    over = [lesson(times, "00_a", *[1.0] * 18), lesson(times, "01_b", *[1.0] * 7)]  # mean 12.5 s
+    assert times.budget_breaches(over) == ["mean over 2 lessons (latency lab left out): 12.50 s of cells > 12 s"]
+
+
+def test_latency_lab_is_left_out_of_the_mean_and_may_have_slow_cells(times) -> None:
+    lab = lesson(times, "06_latency_lab", *[8.0] * 5)  # 40 s, cells of 8 s
+    short = lesson(times, "05_transports", 1.0, 1.0)
+    assert times.is_latency_lab("06_latency_lab") and not times.is_latency_lab("05_transports")
+    assert times.lesson_mean([lab, short]) == 2.0
+    assert times.budget_breaches([lab, short]) == []
+    lab.cells.append(times.CellTiming(5, 0.5, "one_more()"))
+    assert times.budget_breaches([lab, short]) == ["06_latency_lab (latency lab): 40.50 s of cells > 40 s"]
+    assert "mean over 1 lesson (latency lab 06_latency_lab left out): 2.0 s of cells" in times.report([lab, short])
+
+
+def test_no_cell_outside_the_latency_lab_over_two_seconds(times) -> None:
+    lessons = [lesson(times, "02_tools_list", 0.5, 2.01, 0.5), lesson(times, "03_tools_call", 3.0)]
+    assert times.budget_breaches(lessons) == [
+        "02_tools_list cell 1: 2.01 s > 2 s  step_1()",
+        "03_tools_call cell 0: 3.00 s > 2 s  step_0()",
+    ]
+
+
+def test_summary_is_the_first_line_that_does_something(times) -> None:
+    source = """# NBVAL_IGNORE_OUTPUT
+from mcp_teach.display.show import (
+    pretty_json,
+    table,
+)
+import json
+
+### BEGIN SOLUTION
+async with serve_http("sse") as url:
+    pass
+"""
+    assert times.summarize(source) == 'async with serve_http("sse") as url:'
+    assert times.summarize("from mcp_teach.exercises import checker\n") == "from mcp_teach.exercises import checker"
+    assert times.summarize("") == ""
+    assert times.summarize("x = '" + "a" * 80 + "'", width=20) == "x = 'aaaaaaaaaaaaaa…"
+
+
+def test_section_is_the_nearest_heading_above_outside_code_fences(times) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("# Lesson\n\n## 1. Four calls\n\nText."),
+        nbformat.v4.new_code_cell("a = 1"),
+        nbformat.v4.new_markdown_cell("Only text, and\n```python\n# a comment, not a heading\n```"),
+        nbformat.v4.new_code_cell("b = 2"),
+    ]
+    assert times.heading_above(nb, 3) == times.heading_above(nb, 1) == "1. Four calls"
+    assert times.heading_above(nb, 0) == ""
+
+
+def test_real_run_times_each_cell_in_a_fresh_kernel_in_the_notebook_folder(times, tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"import os, time\nassert os.path.samefile(os.getcwd(), {str(tmp_path)!r})"),
+        nbformat.v4.new_code_cell("time.sleep(0.3)"),
+    ]
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nb, path)
+    written = path.stat().st_mtime_ns
+    time.sleep(0.01)
+
+    result = times.run_lesson(path)
+
+    assert result.failure is None
+    assert [cell.number for cell in result.cells] == [0, 1]
+    assert result.cells[1].seconds >= 0.3
+    assert result.cells[1].summary == "time.sleep(0.3)"
+    assert result.startup > 0 and result.wall >= result.total
+    assert path.stat().st_mtime_ns == written  # never written back
+
+
+def test_expected_exceptions_pass_and_other_errors_stop_the_lesson(times, tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell("1 / 0", metadata={"tags": ["raises-exception"]}),
+        nbformat.v4.new_code_cell("# NBVAL_SKIP\nraise SystemExit"),
+        nbformat.v4.new_code_cell("raise ValueError('boom')"),
+        nbformat.v4.new_code_cell("never = True"),
+    ]
+    path = tmp_path / "failing.ipynb"
+    nbformat.write(nb, path)
+
+    result = times.run_lesson(path)
+
+    assert result.failure == "cell 2 raised ValueError: boom  (raise ValueError('boom'))"
+    assert [cell.number for cell in result.cells] == [0, 2]
+    assert "FAILED" in times.report([result])[-2]
+    assert times.main([str(path)]) == 2
