@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import platform
 import signal
 import socket
+import threading
 from importlib.metadata import version
 
 import nest_asyncio
@@ -24,16 +26,31 @@ def setup_notebook() -> None:
 
     - Server log lines of in-process servers (e.g. "Error calling tool") would
       interleave with the lesson's output, so fastmcp logs only critical
-      problems here; a stdio server logs to ``mcp_teach.transports.STDIO_LOG``.
+      problems here; a stdio server logs to ``mcp_teach.transports.in_process.STDIO_LOG``.
     - ``nest_asyncio`` lets ``asyncio.run(...)`` work inside a cell (cells can
       also simply ``await``).
     - The Interrupt button stops a cell that is waiting (see :func:`wake_on_interrupt`).
+    - A one-time cost every lesson pays is paid now, in the background (see :func:`warm_up`).
     """
     import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
 
     logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
     nest_asyncio.apply()
     wake_on_interrupt()
+    warm_up()
+
+
+def warm_up() -> threading.Thread:
+    """Import jsonschema in a background thread, so that no lesson cell waits 1–2 s for it.
+
+    The MCP client checks every tool result against the tool's ``outputSchema`` with jsonschema, importing it
+    at the first ``tools/call`` of a kernel. That import builds the grammars of jsonschema's format checkers
+    (``rfc3987_syntax``, installed with JupyterLab), which takes longer than the call itself. Started here,
+    it runs while the first cells do; a cell that needs jsonschema sooner waits only for the rest of it.
+    """
+    thread = threading.Thread(target=importlib.import_module, args=("jsonschema",), name="warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def wake_on_interrupt() -> None:
