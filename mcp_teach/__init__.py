@@ -11,8 +11,8 @@ notebooks that talk to them:
     client        the course's client helpers (a fixed identity, a calculator on any connection)
     llm/          the offline teaching model, its endpoint, provider choice, the tool loop
     display/      how it looks in a notebook: show, diagrams, explorer
-    exercises/    checks, student copies, grading
     lessons/      helpers that exist for one lesson, and the notebook setup
+    exercises/    every exercise's expectations, blank lessons, student copies, grading
     server, terminal, authoring, cli   the commands: ``python -m mcp_teach.server`` and ``mcp-teach``
 
 Import what a lesson needs from its module, e.g.

@@ -1,7 +1,13 @@
-"""Re-execute the lesson notebooks and save their outputs (for contributors).
+"""Keep the lessons' two forms in step (for contributors): the solved source and the blank lessons made from it.
 
-Committed outputs are what nbval compares, so after editing a lesson run
-``mcp-teach execute-notebooks`` and commit the result.
+``notebooks/solutions/NN_*.ipynb`` is what contributors edit and run: every exercise solved, outputs of a
+real run. ``notebooks/NN_*.ipynb``, what students open, is generated from it (fastbook's ``clean/``): the
+same lesson with each ``### BEGIN SOLUTION`` block blanked and the exercise cells' outputs cleared.
+
+- ``mcp-teach execute-notebooks`` re-runs the solved lessons in fresh kernels, saves them, and rebuilds
+  the blank ones (commit both);
+- ``mcp-teach build-lessons`` only rebuilds: nbgrader's metadata in the solved lessons
+  (:mod:`~mcp_teach.exercises.nbgrader_cells`) and the blank lessons. A test fails when either is stale.
 """
 
 from __future__ import annotations
@@ -11,11 +17,15 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from mcp_teach.exercises.nbgrader_cells import with_nbgrader_metadata
+from mcp_teach.exercises.student_copy import student_notebook
+
 NOTEBOOKS = Path("notebooks")
+SOLUTIONS = NOTEBOOKS / "solutions"
 
 
 def lesson_notebooks(folder: Path = NOTEBOOKS) -> list[Path]:
-    """The numbered lesson notebooks in reading order."""
+    """The numbered lesson notebooks of ``folder`` in reading order (default: the blank lessons)."""
     return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
 
 
@@ -32,3 +42,28 @@ def execute_notebook(path: Path, timeout: int = 600) -> None:
     )
     client.execute()
     nbformat.write(notebook, path)
+
+
+def built_lessons(solutions: Path = SOLUTIONS) -> dict[Path, str]:
+    """What the build writes: each solved lesson with nbgrader's metadata, and its blank twin one folder up."""
+    files: dict[Path, str] = {}
+    for source in lesson_notebooks(solutions):
+        solved = with_nbgrader_metadata(nbformat.read(source, as_version=4))
+        blank, _ = student_notebook(solved)
+        files[source] = nbformat.writes(solved) + "\n"
+        files[source.parent.parent / source.name] = nbformat.writes(blank) + "\n"
+    return files
+
+
+def stale_lessons(solutions: Path = SOLUTIONS) -> list[Path]:
+    """The files :func:`build_lessons` would change (missing ones included)."""
+    return [path for path, text in built_lessons(solutions).items() if not path.is_file() or path.read_text() != text]
+
+
+def build_lessons(solutions: Path = SOLUTIONS) -> list[Path]:
+    """Write the solved lessons' nbgrader metadata and the blank lessons; returns the files that changed."""
+    changed = stale_lessons(solutions)
+    files = built_lessons(solutions)
+    for path in changed:
+        path.write_text(files[path])
+    return changed

@@ -24,12 +24,21 @@ URL_HELP = (
 
 
 def execute_notebooks(args: argparse.Namespace) -> int:
-    """Re-run lesson notebooks in fresh kernels and save their outputs."""
-    from mcp_teach.authoring import execute_notebook, lesson_notebooks
+    """Re-run the solved lessons in fresh kernels, save their outputs, and rebuild the blank lessons."""
+    from mcp_teach.authoring import SOLUTIONS, execute_notebook, lesson_notebooks
 
-    for path in args.notebooks or lesson_notebooks():
+    for path in args.notebooks or lesson_notebooks(SOLUTIONS):
         print(f"executing {path} ...", file=sys.stderr, flush=True)
         execute_notebook(path)
+    return build(args)
+
+
+def build(args: argparse.Namespace) -> int:
+    """Rebuild nbgrader's metadata and the blank lessons from notebooks/solutions/."""
+    from mcp_teach.authoring import build_lessons
+
+    for path in build_lessons():
+        print(f"wrote {path}")
     return 0
 
 
@@ -159,10 +168,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     grade_parser.set_defaults(handler=grade)
     execute_parser = commands.add_parser(
-        "execute-notebooks", help="re-run the lesson notebooks and save their outputs (for contributors)"
+        "execute-notebooks",
+        help="re-run the solved lessons, save their outputs and rebuild the blank lessons (for contributors)",
     )
-    execute_parser.add_argument("notebooks", nargs="*", type=Path, help="default: notebooks/[0-9][0-9]_*.ipynb")
+    execute_parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="default: notebooks/solutions/[0-9][0-9]_*.ipynb"
+    )
     execute_parser.set_defaults(handler=execute_notebooks)
+    build_parser_ = commands.add_parser(
+        "build-lessons", help="rebuild the blank lessons (and nbgrader's metadata) from notebooks/solutions/"
+    )
+    build_parser_.set_defaults(handler=build)
     return parser
 
 

@@ -26,8 +26,8 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "client",
         "llm",
         "display",
-        "exercises",
         "lessons",
+        "exercises",
         "server terminal authoring",
         "cli",
     )

@@ -1,10 +1,13 @@
-"""Exercises that check themselves, student copies made from the lessons, and batch grading.
+"""Exercises that check themselves, blank lessons and student copies made from the solved ones, and grading.
 
-``check`` (the checker a check cell calls), ``convention`` (how exercise cells are marked),
-``student_copy``, ``grading`` and ``kernel`` (run a notebook in a fresh kernel).
-May import every layer up to display.
+``catalogue`` (``check("04.3")``, the one line of a check cell) with one module of expectations per
+lesson (``l00`` … ``l06``) built on ``check`` (:class:`Checker`: expected / found / hint);
+``convention`` (how exercise cells are marked, nbgrader's metadata included), ``student_copy``
+(blank exercises), ``grading`` and ``kernel`` (run a notebook in a fresh kernel).
+May import every layer below it, lessons included.
 """
 
-from mcp_teach.exercises.check import Checker, ExerciseFailed, checker
+from mcp_teach.exercises.catalogue import check, exercise
+from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted, checker
 
-__all__ = ["Checker", "ExerciseFailed", "checker"]
+__all__ = ["Checker", "ExerciseFailed", "ExerciseNotAttempted", "check", "checker", "exercise"]

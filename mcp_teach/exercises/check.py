@@ -1,10 +1,13 @@
-"""What the check cell after each exercise calls: specific feedback, not a bare ``AssertionError``.
+"""The checks an exercise's expectations use: specific feedback, not a bare ``AssertionError``.
 
 ::
 
-    check = checker("01.3")
+    check = Checker("01.3")
     check.equal(requests, 2, "the number of requests", hint="a request has an 'id' and a 'method'")
     check.done()   # prints: ✔ Exercise 01.3 passed
+
+A lesson's check cell does not call this directly: it is one line, ``check("01.3")``
+(:mod:`mcp_teach.exercises.catalogue`), and the expectations live in ``mcp_teach/exercises/lNN.py``.
 
 A failed expectation raises :class:`ExerciseFailed` whose message says what was
 expected, what was found and a hint, e.g.
@@ -24,6 +27,10 @@ EXERCISE_ID = re.compile(r"^\d{2}\.\d+$")
 
 class ExerciseFailed(AssertionError):
     """An exercise's check found something other than what the exercise asks for."""
+
+
+class ExerciseNotAttempted(AssertionError):
+    """While grading: the exercise's answers are not defined (the solution cell was left blank)."""
 
 
 def _shown(value: Any, limit: int = 200) -> str:

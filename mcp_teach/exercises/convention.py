@@ -2,7 +2,7 @@
 
 Each exercise is a markdown task, a code cell tagged ``solution`` + ``exercise:NN.k`` whose working
 code sits between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, and a code cell tagged
-``check`` + ``exercise:NN.k`` that ends with ``check.done()``. Student copies and grading both read
+``check`` + ``exercise:NN.k`` that is one line, ``check("NN.k")``. Student copies and grading both read
 notebooks through this module, so they agree on what an exercise is.
 """
 
@@ -18,7 +18,12 @@ EXERCISE_TAG = re.compile(r"^exercise:(\d{2}\.\d+)$")
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 #: What replaces each BEGIN … END block in a student copy (one line each, at the markers' indentation).
-PLACEHOLDER = ("# YOUR CODE HERE", "raise NotImplementedError()")
+#: Nothing that raises (nbgrader's default stub raises NotImplementedError): Run All on a blank lesson runs to
+#: the end, and each check says the exercise is not attempted yet (:mod:`mcp_teach.exercises.catalogue`).
+PLACEHOLDER = ("# YOUR CODE HERE", "pass")
+#: A check cell's whole source: one line, ``check("04.3")``.
+CHECK_CELL = 'check("{id}")'
+
 
 
 class ConventionError(ValueError):

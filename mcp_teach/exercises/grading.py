@@ -9,8 +9,9 @@ Per exercise (found by the tags ``solution``/``check`` + ``exercise:NN.k``):
 - ``pass``: the check cell printed ``✔ Exercise NN.k passed``;
 - ``fail``: the check cell raised (its ``ExerciseFailed`` message is shown), or the solution cell raised
   something other than ``NotImplementedError`` or did not finish in time;
-- ``not attempted``: the solution cell still raises ``NotImplementedError`` (or the check does, calling a
-  function the student has not written), or the run stopped before reaching it (the reason is shown);
+- ``not attempted``: the check found the exercise's answers undefined (it raises ``ExerciseNotAttempted``
+  while grading), the solution cell still raises ``NotImplementedError`` (an nbgrader-style stub), or the
+  run stopped before reaching it (the reason is shown);
 - ``error`` (one row per notebook, no exercise): the notebook could not be graded at all (not valid
   JSON, no exercises, malformed exercise tags, kernel failed to start).
 
@@ -91,6 +92,8 @@ def _grade_check(exercise: Exercise, check: CellRun | None, run: NotebookRun) ->
         return NOT_ATTEMPTED, f"the check was not reached: {run.stopped or 'the check cell is empty'}"
     if check.status == "stopped":
         return FAIL, f"the check cell {check.evalue}"
+    if check.status == "error" and check.ename == "ExerciseNotAttempted":
+        return NOT_ATTEMPTED, check.evalue
     if check.status == "error" and check.ename == "NotImplementedError":
         return NOT_ATTEMPTED, "the solution still raises NotImplementedError (when the check calls it)"
     if check.status == "error":

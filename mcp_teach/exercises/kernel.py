@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import os
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 
+from mcp_teach.exercises.catalogue import GRADING_VARIABLE
 from mcp_teach.exercises.convention import describe
 
 KERNEL = "python3"
@@ -91,7 +93,9 @@ async def _run(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
     replies: dict[int, dict[str, Any]] = {}
     client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply)
     try:
-        await manager.start_kernel(cwd=str(cwd), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Checks of unanswered exercises raise while grading (mcp_teach.exercises.catalogue), as under nbgrader.
+        env = {**os.environ, GRADING_VARIABLE: "autograde"}
+        await manager.start_kernel(cwd=str(cwd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await client.async_start_new_kernel_client()
         await _execute(client, run, replies, deadline, limits)
     finally:

@@ -5,7 +5,8 @@
     mcp-teach student-copy notebooks/ -o student/
 
 In every cell tagged ``solution`` each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` block (markers
-included) becomes ``# YOUR CODE HERE`` + ``raise NotImplementedError()`` at the markers' indentation;
+included) becomes ``# YOUR CODE HERE`` + ``pass`` at the markers' indentation (nothing that raises, so Run All
+goes on);
 solution and check cells lose their outputs and execution counts; everything else is kept as is.
 Running it on its own output changes nothing, and a notebook without exercises is copied byte for byte.
 """
