@@ -44,10 +44,13 @@ def execute_notebook(path: Path, timeout: int = 600) -> None:
     nbformat.write(notebook, path)
 
 
-def built_lessons(solutions: Path = SOLUTIONS) -> dict[Path, str]:
-    """What the build writes: each solved lesson with nbgrader's metadata, and its blank twin one folder up."""
+def built_lessons(sources: list[Path] | None = None) -> dict[Path, str]:
+    """What the build writes: each solved lesson with nbgrader's metadata, and its blank twin one folder up.
+
+    ``sources``: solved lessons (default: all of ``notebooks/solutions/``).
+    """
     files: dict[Path, str] = {}
-    for source in lesson_notebooks(solutions):
+    for source in lesson_notebooks(SOLUTIONS) if sources is None else sources:
         solved = with_nbgrader_metadata(nbformat.read(source, as_version=4))
         blank, _ = student_notebook(solved)
         files[source] = nbformat.writes(solved) + "\n"
@@ -55,15 +58,15 @@ def built_lessons(solutions: Path = SOLUTIONS) -> dict[Path, str]:
     return files
 
 
-def stale_lessons(solutions: Path = SOLUTIONS) -> list[Path]:
+def stale_lessons(sources: list[Path] | None = None) -> list[Path]:
     """The files :func:`build_lessons` would change (missing ones included)."""
-    return [path for path, text in built_lessons(solutions).items() if not path.is_file() or path.read_text() != text]
+    return [path for path, text in built_lessons(sources).items() if not path.is_file() or path.read_text() != text]
 
 
-def build_lessons(solutions: Path = SOLUTIONS) -> list[Path]:
+def build_lessons(sources: list[Path] | None = None) -> list[Path]:
     """Write the solved lessons' nbgrader metadata and the blank lessons; returns the files that changed."""
-    changed = stale_lessons(solutions)
-    files = built_lessons(solutions)
+    files = built_lessons(sources)
+    changed = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
     for path in changed:
         path.write_text(files[path])
     return changed

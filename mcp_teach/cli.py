@@ -34,10 +34,10 @@ def execute_notebooks(args: argparse.Namespace) -> int:
 
 
 def build(args: argparse.Namespace) -> int:
-    """Rebuild nbgrader's metadata and the blank lessons from notebooks/solutions/."""
+    """Rebuild nbgrader's metadata and the blank lessons from notebooks/solutions/ (or the solved lessons named)."""
     from mcp_teach.authoring import build_lessons
 
-    for path in build_lessons():
+    for path in build_lessons(args.notebooks or None):
         print(f"wrote {path}")
     return 0
 
@@ -177,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     execute_parser.set_defaults(handler=execute_notebooks)
     build_parser_ = commands.add_parser(
         "build-lessons", help="rebuild the blank lessons (and nbgrader's metadata) from notebooks/solutions/"
+    )
+    build_parser_.add_argument(
+        "notebooks", nargs="*", type=Path, help="solved lessons (default: notebooks/solutions/[0-9][0-9]_*.ipynb)"
     )
     build_parser_.set_defaults(handler=build)
     return parser

@@ -13,9 +13,12 @@ import reprlib
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
+from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError as PydanticValidationError
 
 SERVER_NAME = "mcp-teach-calculator"
+#: JSON-RPC "Invalid params": what the specification answers a call of an unknown tool with.
+INVALID_PARAMS = -32602
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
 SERVER_VERSION = "1.0.0"
 SERVER_INSTRUCTIONS = (
@@ -84,14 +87,20 @@ def explain_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
 
 
 class ExplainInvalidArguments(Middleware):
-    """Report wrong, missing or extra tool arguments as a short tool error a student (or model) can act on."""
+    """Say what to fix: wrong, missing or extra arguments as a short tool error, an unknown tool as -32602.
+
+    The specification puts the two apart (2025-11-25 and 2026-07-28, server/tools, Error Handling): an unknown
+    tool is a protocol error, JSON-RPC ``-32602`` ("Unknown tool: ..."); input validation errors are tool
+    execution errors (``isError: true``), which a model can read and correct. Both messages name the fix.
+    """
 
     async def on_call_tool(self, context: MiddlewareContext, call_next):
         try:
             return await call_next(context)
         except NotFoundError:
             known = ", ".join(sorted(tool.name for tool in await context.fastmcp_context.fastmcp.list_tools()))
-            raise ToolError(f"Unknown tool: {short_repr(context.message.name)}. This server has: {known}.") from None
+            message = f"Unknown tool: {short_repr(context.message.name)}. This server has: {known}."
+            raise MCPError(INVALID_PARAMS, message) from None
         except ValidationError as error:
             if not isinstance(error.__cause__, PydanticValidationError):
                 raise
