@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,20 @@ URL_HELP = (
     "talk to a server that is already running, e.g. started with 'mcp-teach serve' in another terminal "
     "(a URL ending in /sse uses SSE, any other streamable HTTP); --transport is then ignored"
 )
+
+
+def lab(args: argparse.Namespace) -> int:
+    """Open the lessons in JupyterLab (replaces this process, so Ctrl-C stops JupyterLab as usual)."""
+    folder = args.folder
+    if not folder.is_dir():
+        print(f"mcp-teach lab: no folder {folder}: run it from the course's folder, or name the lessons' folder")
+        return 2
+    command = [sys.executable, "-m", "jupyterlab", str(folder), *args.jupyter_args]
+    if os.name == "posix" and os.geteuid() == 0 and "--allow-root" not in command:
+        command.append("--allow-root")  # containers often run as root, which JupyterLab refuses without it
+    print("Opening JupyterLab; stop it with Ctrl-C (twice) here, or File → Shut Down in JupyterLab.", flush=True)
+    os.execv(sys.executable, command)
+    return 0  # not reached: execv replaces this process
 
 
 def execute_notebooks(args: argparse.Namespace) -> int:
@@ -120,6 +135,12 @@ def _seconds(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-teach", description="The mcp-teach course companion.")
     commands = parser.add_subparsers(dest="command", required=True)
+    lab_parser = commands.add_parser("lab", help="open the lessons in JupyterLab (works as root too)")
+    lab_parser.add_argument(
+        "folder", nargs="?", type=Path, default=Path("notebooks"), help="the lessons (default: notebooks)"
+    )
+    lab_parser.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab")
+    lab_parser.set_defaults(handler=lab)
     serve_parser = commands.add_parser("serve", help="run the calculator MCP server")
     add_serve_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)

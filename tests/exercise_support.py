@@ -17,8 +17,12 @@ def stdout(text: str) -> Any:
     return new_output("stream", name="stdout", text=text)
 
 
-def exercise(exercise_id: str, task: str, solution: str, check: str, solution_output: str = "") -> list[Any]:
-    """The three cells of one exercise, with the outputs a real run of the teaching notebook stores."""
+def exercise(exercise_id: str, task: str, solution: str, solution_output: str = "") -> list[Any]:
+    """The three cells of one exercise, with the outputs a real run of the teaching notebook stores.
+
+    Its expectations are registered by the notebook's first code cell (:data:`EXPECTATIONS`), as a lesson's
+    live in ``mcp_teach/exercises/lNN.py``.
+    """
     return [
         new_markdown_cell(f"### Exercise {exercise_id} — {task}"),
         new_code_cell(
@@ -28,7 +32,7 @@ def exercise(exercise_id: str, task: str, solution: str, check: str, solution_ou
             outputs=[stdout(solution_output)] if solution_output else [],
         ),
         new_code_cell(
-            f'from mcp_teach.exercises import checker\n\ncheck = checker("{exercise_id}")\n{check}\ncheck.done()',
+            f'check("{exercise_id}")',
             metadata={"tags": ["check", f"exercise:{exercise_id}"]},
             execution_count=3,
             outputs=[stdout(f"✔ Exercise {exercise_id} passed\n")],
@@ -36,48 +40,78 @@ def exercise(exercise_id: str, task: str, solution: str, check: str, solution_ou
     ]
 
 
+#: The demo lesson's expectations, registered in its first code cell (the real lessons import theirs).
+EXPECTATIONS = """from mcp_teach.exercises import check, exercise
+
+
+@exercise("01.1", answers=("product",))
+def _(c, product):
+    c.equal(product, 60, "the product of numbers", hint="multiply them one by one")
+
+
+@exercise("01.2", answers=("largest",))
+def _(c, largest):
+    c.equal(largest([2, 9, 4]), 9, "largest([2, 9, 4])", hint="the largest, not the smallest")
+
+
+@exercise("01.3", answers=("squares",))
+def _(c, squares):
+    c.equal(squares, [9, 16, 25], "squares")
+
+
+@exercise("01.4", answers=("total",))
+def _(c, total):
+    c.equal(total, 12, "total")
+
+
+@exercise("01.5", answers=("text",))
+def _(c, text):
+    c.equal(text, "3, 4, 5", "text")
+
+
+@exercise("01.6", answers=("maximum",))
+def _(c, maximum):
+    c.equal(maximum, 5, "maximum")
+"""
+
+
 def demo_lesson() -> Any:
-    """A teaching notebook with six exercises (one with indented markers inside a function)."""
+    """A teaching notebook with six exercises."""
     cells = [
         new_markdown_cell("# 01 — Demo\n\nA lesson with exercises."),
-        new_code_cell("numbers = [3, 4, 5]\nprint(sum(numbers))", execution_count=1, outputs=[stdout("12\n")]),
+        new_code_cell(
+            "numbers = [3, 4, 5]\nprint(sum(numbers))\n\n" + EXPECTATIONS, execution_count=1, outputs=[stdout("12\n")]
+        ),
         new_markdown_cell("## Exercises"),
         *exercise(
             "01.1",
             "product",
-            "### BEGIN SOLUTION\nproduct = 1\nfor n in numbers:\n    product *= n\n### END SOLUTION\nprint(product)",
-            'check.equal(product, 60, "the product of numbers", hint="multiply them one by one")',
-            "60\n",
+            "### BEGIN SOLUTION\nproduct = 1\nfor n in numbers:\n    product *= n\n### END SOLUTION",
         ),
         *exercise(
             "01.2",
             "largest",
-            "def largest(values):\n    ### BEGIN SOLUTION\n    return max(values)\n    ### END SOLUTION",
-            'check.equal(largest([2, 9, 4]), 9, "largest([2, 9, 4])", hint="the largest, not the smallest")',
+            "### BEGIN SOLUTION\ndef largest(values):\n    return max(values)\n### END SOLUTION",
         ),
         *exercise(
             "01.3",
             "squares",
             "### BEGIN SOLUTION\nsquares = [n * n for n in numbers]\n### END SOLUTION",
-            'check.equal(squares, [9, 16, 25], "squares")',
         ),
         *exercise(
             "01.4",
             "total",
             "### BEGIN SOLUTION\ntotal = sum(numbers)\n### END SOLUTION",
-            'check.equal(total, 12, "total")',
         ),
         *exercise(
             "01.5",
             "text",
             '### BEGIN SOLUTION\ntext = ", ".join(str(n) for n in numbers)\n### END SOLUTION',
-            'check.equal(text, "3, 4, 5", "text")',
         ),
         *exercise(
             "01.6",
             "maximum",
             "### BEGIN SOLUTION\nmaximum = max(numbers)\n### END SOLUTION",
-            'check.equal(maximum, 5, "maximum")',
         ),
         new_markdown_cell("## Summary\n\n- done"),
     ]

@@ -26,7 +26,7 @@ from mcp_teach.exercises.kernel import Limits
 from mcp_teach.exercises.student_copy import plan_copies, student_notebook, write_copies
 
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))  # the console script next to the interpreter
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+SOLVED = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 CHILD = "import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
 STUCK = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
 
@@ -66,7 +66,7 @@ def classroom(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
 
     alice = copy.deepcopy(student)
     fill(alice, "01.1", CHILD + "open('alice-child.pid', 'w').write(str(child.pid))\nproduct = 60")
-    fill(alice, "01.2", "return min(values)")
+    fill(alice, "01.2", "def largest(values):\n    return min(values)")
     fill(alice, "01.4", "while True:\n    pass")
     fill(alice, "01.5", 'text = ", ".join(str(n) for n in numbers')
     fill(alice, "01.6", "maximum = max(numbers)")
@@ -119,10 +119,14 @@ def test_messages_say_why(classroom):
     assert messages["alice", "01.2"] == (
         "Exercise 01.2 — largest([2, 9, 4]): expected 9, found 2. Hint: the largest, not the smallest"
     )
-    assert messages["alice", "01.3"] == "the solution cell still raises NotImplementedError"
+    assert messages["alice", "01.3"] == (
+        "Exercise 01.3 — not attempted yet: write your answer in the cell above so that it defines `squares`, "
+        "run that cell, then run this one again."
+    )
     assert messages["alice", "01.4"] == "the solution cell did not finish within 3 s (interrupted)"
     assert messages["alice", "01.5"].startswith("the solution cell raised SyntaxError: ")
-    assert messages["bob", "01.2"] == "the solution still raises NotImplementedError (when the check calls it)"
+    assert messages["bob", "01.2"].startswith("Exercise 01.2 — not attempted yet: ")
+    assert "defines `largest`" in messages["bob", "01.2"]
     assert messages["bob", "01.3"] == "the solution cell did not finish within 3 s (interrupted)"
     assert messages["bob", "01.4"] == (
         "not reached: cell 10 (`import subprocess, sys`) did not finish and the kernel did not stop when interrupted"
@@ -213,7 +217,8 @@ def test_a_missing_path_is_a_usage_error(tmp_path):
 
 
 def lessons_with_exercises() -> list[Path]:
-    return [path for path in lesson_notebooks(NOTEBOOKS) if '"exercise:' in path.read_text(encoding="utf-8")]
+    """The solved lessons (notebooks/solutions/) that have exercises."""
+    return [path for path in lesson_notebooks(SOLVED) if '"exercise:' in path.read_text(encoding="utf-8")]
 
 
 @pytest.fixture(scope="module")
@@ -246,4 +251,4 @@ def test_student_copies_of_the_lessons_stop_only_at_the_exercises(real_lessons):
     for graded in real_lessons.student:
         assert graded.grades and not graded.notes, graded.notes
         for grade in graded.grades:
-            assert grade.result == NOT_ATTEMPTED and "NotImplementedError" in grade.message, grade
+            assert grade.result == NOT_ATTEMPTED and "not attempted yet" in grade.message, grade

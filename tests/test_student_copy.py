@@ -16,13 +16,13 @@ from mcp_teach.exercises.student_copy import strip_solution, student_notebook
 def test_strip_solution_keeps_what_is_outside_the_markers_and_their_indentation():
     source = "import json\n\nasync def go():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n\nprint(go)"
     assert strip_solution(source) == (
-        "import json\n\nasync def go():\n    # YOUR CODE HERE\n    raise NotImplementedError()\n\nprint(go)"
+        "import json\n\nasync def go():\n    # YOUR CODE HERE\n    pass\n\nprint(go)"
     )
 
 
 def test_strip_solution_replaces_every_block():
     source = "### BEGIN SOLUTION\na = 1\n### END SOLUTION\nb = a\n### BEGIN SOLUTION\nc = 2\n### END SOLUTION"
-    placeholder = "# YOUR CODE HERE\nraise NotImplementedError()"
+    placeholder = "# YOUR CODE HERE\npass"
     assert strip_solution(source) == f"{placeholder}\nb = a\n{placeholder}"
 
 
@@ -44,7 +44,7 @@ def test_student_notebook_clears_exercise_outputs_and_keeps_the_lesson():
     teaching = demo_lesson()
     student, solutions = student_notebook(teaching)
     assert solutions == 6
-    assert student is not teaching and teaching.cells[4].outputs  # the original is untouched
+    assert student is not teaching and teaching.cells[5].outputs  # the original is untouched
     for exercise in find_exercises(student):
         for index in (exercise.solution, exercise.check):
             assert student.cells[index].outputs == [] and student.cells[index].execution_count is None
@@ -53,10 +53,8 @@ def test_student_notebook_clears_exercise_outputs_and_keeps_the_lesson():
     assert [c.source for c in student.cells if c.cell_type == "markdown"] == [
         c.source for c in teaching.cells if c.cell_type == "markdown"
     ]
-    assert solution_cell(student, "01.1").source == "# YOUR CODE HERE\nraise NotImplementedError()\nprint(product)"
-    assert solution_cell(student, "01.2").source == (
-        "def largest(values):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
-    )
+    assert solution_cell(student, "01.1").source == "# YOUR CODE HERE\npass"
+    assert solution_cell(student, "01.2").source == "# YOUR CODE HERE\npass"
 
 
 def test_a_solution_cell_without_markers_is_refused():
