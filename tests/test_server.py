@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fastmcp.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers import calculator
@@ -72,9 +73,10 @@ async def _exchange(open_calculator, kind: str) -> Outcome:
             ]:
                 try:
                     outcome.not_raised[label] = await client.call_tool(name, arguments)
-                except ToolError as error:
+                except (ToolError, MCPError) as error:
                     outcome.raised[label] = error
-                outcome.failures[label] = await client.call_tool(name, arguments, raise_on_error=False)
+                if label != "unknown tool":  # a protocol error: raised whatever raise_on_error says
+                    outcome.failures[label] = await client.call_tool(name, arguments, raise_on_error=False)
     return outcome
 
 
@@ -141,11 +143,13 @@ UNKNOWN_TOOL = (
 )
 
 
-def test_unknown_tool_is_a_clear_error(outcome: Outcome):
-    assert str(outcome.raised["unknown tool"]) == UNKNOWN_TOOL
-    result = outcome.failures["unknown tool"]
-    assert result.is_error is True
-    assert [block.text for block in result.content] == [UNKNOWN_TOOL]
+def test_unknown_tool_is_a_protocol_error_that_names_the_tools(outcome: Outcome):
+    """2025-11-25 and 2026-07-28 server/tools, Error Handling: JSON-RPC -32602 "Unknown tool: ...", not isError."""
+    error = outcome.raised["unknown tool"]
+    assert isinstance(error, MCPError) and (error.code, error.message) == (-32602, UNKNOWN_TOOL)
+    calls = outcome.capture.requests("tools/call")
+    request = next(w for w in calls if w.message["params"]["name"] == "calculator_power")
+    assert outcome.capture.response_to(request).message["error"] == {"code": -32602, "message": UNKNOWN_TOOL}
 
 
 def test_wrong_argument_type_names_the_argument(outcome: Outcome):
