@@ -7,6 +7,7 @@ raise, so Run All on a released lesson runs to the end, as on the blank lessons 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +31,11 @@ c.ClearSolutions.code_stub = {{"python": {STUB!r}}}
 
 
 def nbgrader(course: Path, *args: str) -> None:
-    result = subprocess.run([*NBGRADER, *args], cwd=course, capture_output=True, text=True, timeout=600)
+    """Run nbgrader with this environment's scripts on PATH (it runs ``alembic`` for its database)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    result = subprocess.run(
+        [*NBGRADER, *args], cwd=course, capture_output=True, text=True, timeout=600, env={**os.environ, "PATH": path}
+    )
     assert result.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
 
 
