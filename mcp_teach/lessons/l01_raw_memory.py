@@ -1,0 +1,119 @@
+"""Lesson 01: hand-written JSON-RPC to a calculator in this kernel, one fresh connection per ``async with``.
+
+Why it exists: version negotiation is the same on every transport, and lesson 01 probes it on many
+fresh connections. Over stdio each connection is a new server process (about a second to start);
+here it is a fresh calculator served in the kernel, with the same interface as
+:class:`mcp_teach.wire.raw_stdio.RawStdioServer` (``send``, ``receive``, ``exchange``, ``capture``)::
+
+    async with RawMemoryServer() as server:
+        reply = await server.exchange({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {...}})
+
+Each dict is read exactly as the stdio server reads a line (:func:`mcp_teach.transports.frames.check_frame`),
+then handed to the server's own serving loop (the mcp SDK's ``Server.run``, the loop fastmcp's in-memory
+client transport and our stdio server drive too); replies come back as the JSON objects a stdio server
+would write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from contextlib import AsyncExitStack
+from typing import Any
+
+import anyio
+from fastmcp import FastMCP
+from mcp.shared.memory import create_client_server_memory_streams
+from mcp.shared.message import SessionMessage
+
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.frames import Rejected, check_frame
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage, wire_dict
+
+#: How long to wait for a reply before deciding the server sent none (as RawStdioServer).
+REPLY_TIMEOUT = 5.0
+
+
+class RawMemoryServer:
+    """A fresh calculator (or ``server``) on a new in-memory connection, spoken to in plain JSON-RPC dicts.
+
+    Everything sent and received is kept in :attr:`capture`. Leaving the ``async with`` block ends the
+    connection, as closing a stdio server's stdin would.
+    """
+
+    def __init__(self, server: FastMCP | None = None) -> None:
+        self.server = server
+        self.capture = Capture()
+        self._stack: AsyncExitStack | None = None
+        self._read: Any = None
+        self._write: Any = None
+        self._rejections: deque[dict[str, Any]] = deque()
+
+    async def __aenter__(self) -> RawMemoryServer:
+        server = self.server or build_calculator_server()
+        lowlevel = server._mcp_server  # what FastMCP serves; our stdio loop runs the same object
+        stack = AsyncExitStack()
+        async with stack:
+            client_streams, (server_read, server_write) = await stack.enter_async_context(
+                create_client_server_memory_streams()
+            )
+            await stack.enter_async_context(server._lifespan_manager())
+            tasks = await stack.enter_async_context(anyio.create_task_group())
+            tasks.start_soon(lowlevel.run, server_read, server_write, lowlevel.create_initialization_options())
+            stack.callback(tasks.cancel_scope.cancel)
+            self._read, self._write = client_streams
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> bool | None:
+        stack, self._stack = self._require_stack(), None
+        return await stack.__aexit__(*exc_info)
+
+    def _require_stack(self) -> AsyncExitStack:
+        if self._stack is None:
+            raise RuntimeError("use 'async with RawMemoryServer() as server:' first")
+        return self._stack
+
+    async def send(self, message: dict[str, Any] | str) -> None:
+        """Send one message: a dict as the JSON object it is, a str as the exact text of a stdio line."""
+        self._require_stack()
+        line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
+        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, _as_object(line), _now()))
+        checked = check_frame(line.encode())
+        if isinstance(checked, Rejected):  # answered as the stdio server answers an unreadable line
+            self._rejections.append(checked.reply.model_dump(by_alias=True, mode="json", exclude_unset=True))
+            return
+        await self._write.send(SessionMessage(checked))
+
+    async def receive(self, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+        """The next message from the server as a dict, or ``None`` if none came in time."""
+        self._require_stack()
+        if self._rejections:
+            message: dict[str, Any] | None = self._rejections.popleft()
+        else:
+            message = None
+            with anyio.move_on_after(timeout):
+                while message is None:  # the server sends SessionMessages only; anything else is skipped
+                    item = await self._read.receive()
+                    message = wire_dict(item) if isinstance(item, SessionMessage) else None
+        if message is not None:
+            self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, _now()))
+        return message
+
+    async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
+        """Send one message and return the server's reply (``None`` for a notification: none comes)."""
+        await self.send(message)
+        expects_reply = not (isinstance(message, dict) and "method" in message and "id" not in message)
+        return await self.receive(timeout if expects_reply else 0.05)
+
+
+def _as_object(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {"raw": line}
+    return value if isinstance(value, dict) else {"raw": line}
+
+
+def _now() -> float:
+    return anyio.current_time()
