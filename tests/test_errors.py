@@ -12,6 +12,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l03_errors import (
     ReplyOutcome,
     attempt,
+    calls_table,
     classify_reply,
     code_name,
     envelope_meta,
@@ -21,6 +22,7 @@ from mcp_teach.lessons.l03_errors import (
     raw_request,
 )
 from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
 
 PYDANTIC_MESSAGE = (
     "1 validation error for call[calculator_add]\n"
@@ -63,8 +65,17 @@ def test_one_line_flattens_pydantic_messages() -> None:
 def test_code_names_come_from_the_glossary() -> None:
     assert code_name(-32700) == "Parse error"
     assert code_name(-32601) == "Method not found"
+    assert code_name(-32021) == "Missing required client capability (MCP 2026-07-28)"
     assert code_name(-32000) == ""
     assert code_name(None) == ""
+
+
+def test_a_code_without_a_name_is_labelled_by_its_range() -> None:
+    assert ReplyOutcome("protocol error", -32005).label == "-32005 (legacy implementation-defined range)"
+    assert (
+        ReplyOutcome("protocol error", -32050).label == "-32050 (reserved for the MCP specification, not defined by it)"
+    )
+    assert ReplyOutcome("protocol error", 42).label == "42 (application-defined)"
 
 
 def test_classify_reply() -> None:
@@ -91,6 +102,9 @@ def test_probe_stdio_against_the_real_server(run) -> None:
     ]
     probe = run(probe_stdio, lines)
     outcomes = probe.outcomes()
+    # the notification (line 8) is given `quiet` seconds, not `wait`: it must get no answer at all
+    waited = probe.capture.messages[probe.spans[8][0]].at - probe.capture.messages[probe.spans[7][0]].at
+    assert waited < 2.0
     assert outcomes[0] == ReplyOutcome("result", text="5.0")
     assert outcomes[1] == ReplyOutcome("tool error", text="Cannot divide by zero: argument 'b' must not be 0.")
     assert (outcomes[2].kind, outcomes[2].code) == ("protocol error", -32601)
@@ -191,10 +205,32 @@ def test_explain_flattens_a_plain_fastmcp_validation_report(run) -> None:
 @pytest.mark.parametrize(
     ("outcome", "expected"),
     [
-        (MCPError(-32000, "custom"), "raised MCPError: JSON-RPC error -32000 (server-defined code): custom"),
+        (
+            MCPError(-32000, "custom"),
+            "raised MCPError: JSON-RPC error -32000 (legacy implementation-defined range): custom",
+        ),
+        (MCPError(-1, "mine"), "raised MCPError: JSON-RPC error -1 (application-defined): mine"),
         (ValueError("bad\nvalue"), "raised ValueError: bad value"),
         (42, "returned 42"),
     ],
 )
 def test_explain_other_outcomes(outcome: object, expected: str) -> None:
     assert explain(outcome) == expected
+
+
+def test_calls_table_one_row_per_tools_call(run) -> None:
+    async def capture() -> CaptureTransport:
+        target = CaptureTransport(build_calculator_server())
+        async with teaching_client(target) as client:
+            await client.list_tools()
+            await client.call_tool("calculator_add", {"a": 2, "b": 3})
+            await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
+            await attempt(client.call_tool("calculator_power", {"a": 2, "b": 10}))
+        return target
+
+    target = run(capture)
+    rows = calls_table(target).rows
+    assert list(rows[0]) == ["3", "calculator_add", "{'a': 2, 'b': 3}", "5.0", "{'result': 5.0}"]
+    assert rows[1][3] == "Cannot divide by zero: argument 'b' must not be 0." and rows[1][4] == ""
+    assert rows[2][3].startswith("error -32602: Unknown tool: 'calculator_power'.")
+    assert calls_table(target.capture).rows == rows

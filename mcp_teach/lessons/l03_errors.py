@@ -11,7 +11,8 @@ A call can fail at two levels:
 
 :func:`probe_stdio` sends hand-written lines to a fresh stdio server and
 tabulates what came back; :func:`attempt` and :func:`explain` do the same for
-what ``fastmcp.Client`` returns or raises::
+what ``fastmcp.Client`` returns or raises, and :func:`calls_table` puts the
+``tools/call`` exchanges of a capture side by side::
 
     report = await probe_stdio([raw_request(1, "tools/list"), "{not json"])
     report            # one row per line: kind of reply, error code, text
@@ -29,7 +30,7 @@ from typing import Any, Literal
 from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
-from mcp_teach.display.glossary import ERROR_CODES
+from mcp_teach.display.glossary import ERROR_CODES, code_range
 from mcp_teach.display.show import table
 from mcp_teach.wire.messages import Capture, WireMessage
 from mcp_teach.wire.plain_text import PlainText
@@ -80,7 +81,7 @@ def raw_request(
 
 
 def code_name(code: int | None) -> str:
-    """``-32601`` → ``"Method not found"`` (the short name from the JSON-RPC spec), ``""`` if unknown."""
+    """``-32601`` → ``"Method not found"`` (the short name from JSON-RPC or MCP), ``""`` if the code has none."""
     meaning = ERROR_CODES.get(code) if code is not None else None
     return meaning.split(":", 1)[0] if meaning else ""
 
@@ -126,10 +127,10 @@ class ReplyOutcome:
 
     @property
     def label(self) -> str:
-        """``-32601 Method not found`` for a protocol error, ``""`` otherwise."""
+        """``-32601 Method not found`` for a protocol error (a code without a name: its range), ``""`` otherwise."""
         if self.code is None:
             return ""
-        return f"{self.code} {code_name(self.code) or '(server-defined code)'}"
+        return f"{self.code} {code_name(self.code) or f'({code_range(self.code)})'}"
 
 
 def classify_reply(reply: dict[str, Any] | None) -> ReplyOutcome:
@@ -189,15 +190,19 @@ class Probe(PlainText):
         return self.table()._repr_html_()
 
 
-async def probe_stdio(lines: Sequence[dict[str, Any] | str], *, wait: float = 2.0, first_wait: float = 30.0) -> Probe:
+async def probe_stdio(
+    lines: Sequence[dict[str, Any] | str], *, wait: float = 2.0, first_wait: float = 30.0, quiet: float = 0.5
+) -> Probe:
     """Send ``lines`` one at a time to a fresh stdio calculator server and record each reply.
 
     A dict is sent as JSON, a str exactly as written. After each line the
     server gets ``wait`` seconds to answer (``first_wait`` for the first line,
     which also covers the server's start-up); no line within that time counts
-    as "no reply". A reply must carry the id of the line just sent (or null);
-    one that answers another line raises ``RuntimeError`` instead of being
-    misfiled.
+    as "no reply". A notification (a dict with a ``method`` and no ``id``) must
+    get no answer, so the probe waits only ``quiet`` seconds after it: a
+    server that broke the rule would answer at once, as it answers the
+    requests. A reply must carry the id of the line just sent (or null); one
+    that answers another line raises ``RuntimeError`` instead of being misfiled.
     """
     probe = Probe(list(lines), [])
     async with RawStdioServer() as server:
@@ -205,7 +210,8 @@ async def probe_stdio(lines: Sequence[dict[str, Any] | str], *, wait: float = 2.
         for number, line in enumerate(probe.sent):
             start = len(server.capture.messages)
             await server.send(line)
-            reply = await server.receive(first_wait if number == 0 else wait)
+            timeout = first_wait if number == 0 else quiet if _is_notification(line) else wait
+            reply = await server.receive(timeout)
             if reply is not None and reply.get("id") not in (_line_id(line), None):
                 raise RuntimeError(f"reply {reply!r} does not answer line {number + 1}: {line!r}")
             probe.replies.append(reply)
@@ -215,6 +221,32 @@ async def probe_stdio(lines: Sequence[dict[str, Any] | str], *, wait: float = 2.
 
 def _line_id(line: dict[str, Any] | str) -> Any:
     return line.get("id") if isinstance(line, dict) else None
+
+
+def _is_notification(line: dict[str, Any] | str) -> bool:
+    return isinstance(line, dict) and "method" in line and "id" not in line
+
+
+def calls_table(capture: Any) -> Any:
+    """One row per ``tools/call`` in ``capture`` (a Capture or CaptureTransport): what was asked, what came back.
+
+    Columns: the request's ``id``, ``params.name`` and ``params.arguments``; the reply's first text block, and its
+    ``structuredContent`` (a protocol error shows its code and message instead).
+    """
+    capture = getattr(capture, "capture", capture)
+    rows = []
+    for request in capture.requests("tools/call"):
+        params = request.message.get("params", {})
+        reply = capture.response_to(request)
+        answer = reply.message if reply is not None else {}
+        if "error" in answer:
+            error = answer["error"]
+            text, structured = f"error {error.get('code')}: {one_line(str(error.get('message', '')))}", ""
+        else:
+            result = answer.get("result", {})
+            text, structured = _first_text(result.get("content") or []), result.get("structuredContent", "")
+        rows.append([request.id, params.get("name"), params.get("arguments"), text, structured])
+    return table(["id", "params.name", "params.arguments", "content[0].text", "structuredContent"], rows)
 
 
 async def attempt(awaitable: Awaitable[Any]) -> Any:
@@ -235,7 +267,7 @@ def explain(outcome: Any, *, brief: bool = False) -> str:
     if isinstance(outcome, MCPError):
         if brief:
             return f"MCPError {outcome.code}: {one_line(outcome.message)}"
-        name = code_name(outcome.code) or "server-defined code"
+        name = code_name(outcome.code) or code_range(outcome.code)
         return f"raised MCPError: JSON-RPC error {outcome.code} ({name}): {one_line(outcome.message)}"
     if isinstance(outcome, ToolError):
         if brief:

@@ -1,0 +1,325 @@
+"""Lesson 03's exercises (tools/call, results and errors): what each one expects, for the check cells ``check("03.k")``.
+
+- 03.1: a tool error that carries ``structuredContent``, and a tool whose ``outputSchema`` covers it;
+- 03.2: two requests, written by hand, that a stdio server answers with -32601 and -32602 (read from the
+  capture of the student's own ``RawStdioServer``, so the check starts no server);
+- 03.3: ``add_with_retry``, which repairs arguments after a tool error and calls once more.
+
+The answers are read from the lesson's globals by :func:`mcp_teach.exercises.catalogue.check`. The checks are
+synchronous; 03.3, which talks to a server, runs its client with :func:`run_sync`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Coroutine
+from typing import Any
+
+import jsonschema
+from fastmcp import FastMCP
+
+from mcp_teach.client import teaching_client
+from mcp_teach.exercises.catalogue import exercise
+from mcp_teach.exercises.check import Checker
+from mcp_teach.lessons.l03_errors import attempt, classify_reply
+from mcp_teach.servers.calculator import TOOLS, build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.wire.raw_stdio import RawStdioServer
+
+#: The structuredContent 03.1 asks for when dividing by zero.
+DIVISION_ERROR = {"error": "division_by_zero", "argument": "b"}
+CALCULATOR_TOOLS = sorted(tool.__name__ for tool in TOOLS)
+
+
+def run_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coroutine`` to its end from synchronous code, also inside a notebook cell's running event loop.
+
+    A check function is called synchronously, but a lesson cell runs inside the kernel's event loop, where a
+    plain ``asyncio.run`` refuses to start; ``nest_asyncio`` (which ``setup_notebook()`` applies anyway) lets
+    it run there. (The same helper as lesson 02's.)
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    import nest_asyncio
+
+    nest_asyncio.apply()
+    return asyncio.run(coroutine)
+
+
+def captured(source: Any) -> Capture | None:
+    """The :class:`Capture` of a ``CaptureTransport`` (or the capture itself); None for anything else."""
+    capture = getattr(source, "capture", source)
+    return capture if isinstance(capture, Capture) else None
+
+
+def replies_by_b(capture: Capture) -> dict[Any, dict[str, Any]]:
+    """The reply to each ``tools/call`` in ``capture``, by the value of its argument ``b``."""
+    replies = {}
+    for request in capture.requests("tools/call"):
+        arguments = request.message.get("params", {}).get("arguments") or {}
+        reply = capture.response_to(request)
+        if isinstance(arguments, dict) and reply is not None:
+            replies[arguments.get("b")] = reply.message
+    return replies
+
+
+def announced_output_schema(capture: Capture, name: str) -> Any:
+    """The ``outputSchema`` of tool ``name`` in the first ``tools/list`` result of ``capture`` (None if none)."""
+    for request in capture.requests("tools/list"):
+        reply = capture.response_to(request)
+        for tool in reply.message.get("result", {}).get("tools", []) if reply else []:
+            if tool.get("name") == name:
+                return tool.get("outputSchema")
+    return None
+
+
+def schema_problem(value: Any, schema: Any) -> str | None:
+    """Why ``value`` does not conform to the JSON Schema ``schema`` (one line), or None if it does."""
+    try:
+        jsonschema.validate(value, schema)
+    except jsonschema.ValidationError as error:
+        return error.message
+    return None
+
+
+@exercise("03.1", answers=("structured_server", "structured_capture"))
+def structured_tool_error(check: Checker, structured_server: Any, structured_capture: Any) -> None:
+    check.instance(structured_server, FastMCP, "structured_server", hint="structured_server = FastMCP(...)")
+    capture = captured(structured_capture)
+    check.true(
+        capture is not None,
+        "structured_capture",
+        expected="a CaptureTransport",
+        found=type(structured_capture).__name__,
+        hint="structured_capture = CaptureTransport(structured_server), then connect teaching_client to it",
+    )
+    assert capture is not None
+    replies = replies_by_b(capture)
+    check.contains(
+        replies,
+        0,
+        "the values of b in your tools/call requests",
+        hint="call divide with {'a': 1, 'b': 0} and raise_on_error=False",
+    )
+    zero = replies[0]
+    check.true(
+        "result" in zero,
+        "the reply to divide(a=1, b=0)",
+        expected="a result: the tool failed, not the request",
+        found=zero,
+        hint="return the ToolResult from the tool; do not let the request fail",
+    )
+    check.equal(
+        zero["result"].get("isError"), True, "isError in the result for b = 0", hint="pass is_error=True to ToolResult"
+    )
+    check.equal(
+        zero["result"].get("structuredContent"),
+        DIVISION_ERROR,
+        "structuredContent in the result for b = 0",
+        hint="return ToolResult(..., structured_content=...) instead of raising: a raised ToolError carries text only",
+    )
+    texts = [block.get("text") for block in zero["result"].get("content", [])]
+    check.true(
+        any(texts),
+        "content in the result for b = 0",
+        expected="a text block explaining the error, for the model",
+        found=texts,
+        hint="pass content='Cannot divide by zero: ...' to ToolResult",
+    )
+    check.contains(
+        replies, 4, "the values of b in your tools/call requests", hint="call divide with {'a': 1, 'b': 4} too"
+    )
+    four = replies[4].get("result", {})
+    check.equal(
+        four.get("structuredContent"),
+        {"result": 0.25},
+        "structuredContent in the result for b = 4",
+        hint="return {'result': a / b}: with an output_schema of your own, fastmcp sends a returned dict as it is "
+        "(it wraps a bare float only in a schema it made itself)",
+    )
+    schema = announced_output_schema(capture, "divide")
+    check.true(
+        isinstance(schema, dict),
+        "the outputSchema of divide in your captured tools/list result",
+        expected="a JSON Schema (the tool announces the shape of its structuredContent)",
+        found=schema,
+        hint="call client.list_tools() first, and pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
+    )
+    for b, result in ((0, zero["result"]), (4, four)):
+        problem = schema_problem(result.get("structuredContent"), schema)
+        check.true(
+            problem is None,
+            f"structuredContent for b = {b} against divide's outputSchema",
+            expected="that it conforms: a server MUST send structured results that match its outputSchema "
+            "(2026-07-28, server/tools, Output Schema), error results included",
+            found=problem,
+            hint="declare both shapes in the schema: pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
+        )
+    print(
+        f"b = 0: isError true, structuredContent {zero['result']['structuredContent']}; "
+        f"b = 4: structuredContent {four['structuredContent']}; both conform to divide's outputSchema"
+    )
+
+
+def first_lines(capture: Capture, count: int) -> list[Any]:
+    """The first ``count`` lines the client sent in ``capture`` (as the dicts the server read)."""
+    return [message.message for message in capture if message.direction == CLIENT_TO_SERVER][:count]
+
+
+def reply_to(capture: Capture, request_id: Any) -> dict[str, Any] | None:
+    """The server's first line in ``capture`` that carries ``request_id``, or None."""
+    for message in capture:
+        if message.direction == SERVER_TO_CLIENT and message.message.get("id") == request_id:
+            return message.message
+    return None
+
+
+@exercise("03.2", answers=("method_not_found", "invalid_params", "error_server", "codes"))
+def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, error_server: Any, codes: Any) -> None:
+    for name, request in (("method_not_found", method_not_found), ("invalid_params", invalid_params)):
+        check.instance(request, dict, name, hint="build it with raw_request(id, method, params)")
+    check.equal(
+        invalid_params.get("method"),
+        "tools/call",
+        "the method of invalid_params",
+        hint="the -32602 should come from a tools/call whose params are wrong",
+    )
+    sent_params = invalid_params.get("params")
+    check.true(
+        isinstance(sent_params, dict) and {"name", "_meta"} <= set(sent_params),
+        "the params of invalid_params",
+        expected="an object with a 'name' and the '_meta' envelope (section 5 showed what happens without them)",
+        found=sent_params,
+        hint="build it with raw_request(id, 'tools/call', {'name': ..., ...})",
+    )
+    check.true(
+        sent_params["name"] in CALCULATOR_TOOLS,
+        "the tool name in invalid_params",
+        expected="one of the calculator's tools: " + ", ".join(CALCULATOR_TOOLS),
+        found=sent_params["name"],
+        hint="section 4 already showed an unknown tool (-32602 too): keep a real name and break another member "
+        "of params",
+    )
+    check.true(
+        "id" in method_not_found and method_not_found.get("id") != invalid_params.get("id"),
+        "the ids of your two requests",
+        expected="two different ids (a line without an id is a notification, and gets no reply)",
+        found=(method_not_found.get("id"), invalid_params.get("id")),
+        hint="raw_request(1, ...) and raw_request(2, ...)",
+    )
+    check.instance(
+        error_server,
+        RawStdioServer,
+        "error_server",
+        hint="async with RawStdioServer() as error_server: ... sends raw lines to a fresh stdio server",
+    )
+    check.equal(
+        first_lines(error_server.capture, 2),
+        [method_not_found, invalid_params],
+        "the first two lines sent on error_server",
+        hint="send method_not_found, then invalid_params, first thing on a new RawStdioServer: "
+        "its first request decides the connection's era",
+    )
+    first = classify_reply(reply_to(error_server.capture, method_not_found["id"]))
+    second = classify_reply(reply_to(error_server.capture, invalid_params["id"]))
+    check.equal(
+        (first.kind, first.code),
+        ("protocol error", -32601),
+        "what the server answered to method_not_found",
+        hint="use a method MCP does not define, and give the request the envelope (raw_request adds it)",
+    )
+    if second.kind == "tool error":
+        hint = (
+            "an isError result means the request reached the tool (fastmcp reports wrong argument values that way): "
+            "break the shape of params instead, e.g. make arguments a list"
+        )
+    elif second.code == -32600:
+        hint = (
+            "-32600: this server's SDK picks a connection's era from its first request; give both requests the envelope"
+        )
+    else:
+        hint = "keep name and the envelope, and give another member of params the wrong type"
+    check.equal(
+        (second.kind, second.code),
+        ("protocol error", -32602),
+        "what the server answered to invalid_params",
+        hint=hint,
+    )
+    check.equal(
+        list(codes) if isinstance(codes, list | tuple) else codes,
+        [-32601, -32602],
+        "codes, read from your replies",
+        hint="reply['error']['code'] of each reply, in the order you sent them",
+    )
+    print(f"error_server answered -32601 ({first.text}) and -32602 ({second.text})")
+
+
+async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
+    """What ``add_with_retry`` returns or raises for three pairs on a strict calculator, and the arguments it sent."""
+    strict = build_calculator_server()
+    strict.strict_input_validation = True
+    capture = CaptureTransport(strict)
+    outcomes = {}
+    async with teaching_client(capture) as client:
+        await client.list_tools()
+        for a, b in [("2.5", 1), (2, 3), ("three", 1)]:
+            capture.capture.clear()
+            outcome = await attempt(add_with_retry(client, a, b))
+            sent = [call.message["params"]["arguments"] for call in capture.capture.requests("tools/call")]
+            outcomes[a] = (outcome, sent)
+    return outcomes
+
+
+@exercise("03.3", answers=("add_with_retry",))
+def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
+    check.true(
+        inspect.iscoroutinefunction(add_with_retry),
+        "add_with_retry",
+        expected="an async function: async def add_with_retry(client, a, b)",
+        found=add_with_retry,
+        hint="client.call_tool is awaited, so the function that calls it is async",
+    )
+    outcomes = run_sync(_retries(add_with_retry))
+    check.equal(
+        outcomes["2.5"][1],
+        [{"a": "2.5", "b": 1}, {"a": 2.5, "b": 1.0}],
+        "the arguments of the tools/call requests for ('2.5', 1)",
+        hint="send the arguments as given first (the server decides what is valid), then once more with float()",
+    )
+    check.equal(
+        outcomes["2.5"][0],
+        3.5,
+        "what add_with_retry(client, '2.5', 1) returned",
+        hint="return result.data of the call that worked",
+    )
+    check.equal(
+        outcomes[2][1],
+        [{"a": 2, "b": 3}],
+        "the arguments of the tools/call requests for (2, 3)",
+        hint="retry only after a ToolError",
+    )
+    check.equal(outcomes[2][0], 5.0, "what add_with_retry(client, 2, 3) returned", hint="return result.data")
+    check.instance(
+        outcomes["three"][0],
+        ValueError,
+        "what add_with_retry(client, 'three', 1) raised",
+        hint="when float() fails, raise ValueError (or let float's own ValueError through)",
+    )
+    check.true(
+        "three" in str(outcomes["three"][0]),
+        "the message of that ValueError",
+        expected="a message that shows the bad value 'three'",
+        found=str(outcomes["three"][0]),
+        hint="put the value into the message, e.g. f'cannot add {a!r} and {b!r}'",
+    )
+    check.equal(
+        len(outcomes["three"][1]),
+        1,
+        "the number of tools/call requests for ('three', 1)",
+        hint="give up before a second call when an argument cannot be converted",
+    )
+    print("('2.5', 1): two calls, 3.5; (2, 3): one call, 5.0; ('three', 1): one call, then ValueError")
