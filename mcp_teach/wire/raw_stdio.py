@@ -19,8 +19,9 @@ from typing import Any
 from mcp_teach.transports.in_process import STDIO_LOG
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
 
-#: How long to wait for a reply line before deciding the server sent none.
-REPLY_TIMEOUT = 5.0
+#: How long to wait for a reply line before deciding the server sent none: long enough for a server to start
+#: on a busy machine (a reply that comes sooner ends the wait at once).
+REPLY_TIMEOUT = 30.0
 
 
 class RawStdioServer:
