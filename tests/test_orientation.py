@@ -1,11 +1,22 @@
-"""The setup lesson's checks report real problems with the fix, and every connection works."""
+"""The setup lesson's helpers: environment checks with the fix, every connection works, and the terminal
+commands it prints start the server from any folder."""
 
 import asyncio
+import json
+import shlex
+import subprocess
+import sys
 
 import pytest
 
 from mcp_teach.client import CONNECTIONS
-from mcp_teach.lessons.l00_setup import check_environment, try_connection
+from mcp_teach.lessons.l00_setup import (
+    REPORT_HEADER,
+    check_environment,
+    connection_table,
+    terminal_commands,
+    try_connection,
+)
 
 
 def test_bad_env_file_is_reported_with_the_variable_and_the_fix(tmp_path, monkeypatch):
@@ -30,7 +41,44 @@ def test_api_key_from_env_file_is_never_shown(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("connection", CONNECTIONS)
 def test_each_connection_lists_four_tools_and_adds(connection):
-    name, _, first, tools, total, messages = asyncio.run(try_connection(connection))
-    assert (name, tools, total) == (connection, 4, 3.0)
-    assert first == ("initialize" if connection == "sse" else "server/discover")
-    assert messages == (7 if connection == "sse" else 6)
+    report = asyncio.run(try_connection(connection))
+    assert (report.connection, report.tools, report.total) == (connection, 4, 3.0)
+    assert report.first_message == ("initialize" if connection == "sse" else "server/discover")
+    assert report.messages == (7 if connection == "sse" else 6)
+    if connection in ("sse", "streamable-http"):
+        assert report.server.startswith("uvicorn in this kernel: http://127.0.0.1:")
+    assert repr(report) == repr(connection_table([report]))  # one report shows as a one-row table
+    assert len(connection_table([report, report]).rows) == 2
+    assert len(report.row()) == len(REPORT_HEADER)
+
+
+def _commands() -> dict[str, list[str]]:
+    return {what.split(" ")[0].rstrip(":"): shlex.split(command) for what, command in terminal_commands().rows}
+
+
+def test_terminal_commands_use_the_kernels_interpreter_by_its_full_path():
+    commands = _commands()
+    assert list(commands) == ["stdio", "streamable", "SSE"]
+    assert all(command[0] == sys.executable for command in commands.values())
+
+
+def test_the_printed_stdio_command_answers_from_another_folder(tmp_path):
+    params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "terminal", "version": "0"}}
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    answer = subprocess.run(
+        _commands()["stdio"], input=request + "\n", capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert json.loads(answer.stdout)["result"]["serverInfo"]["name"] == "mcp-teach-calculator"
+
+
+def test_the_printed_http_command_serves_from_another_folder(tmp_path):
+    command = [*_commands()["streamable"], "--port", "0"]
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.PIPE, "text": True}
+    with subprocess.Popen(command, cwd=tmp_path, **quiet) as server:
+        try:
+            line = server.stderr.readline()
+            assert "streamable-http on http://127.0.0.1:" in line, line
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
