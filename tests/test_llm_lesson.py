@@ -185,3 +185,22 @@ def test_events_of_other_kinds_are_the_question_or_the_answer():
     trace.add(TraceEvent(1.0, "client", "user", "answer", "hello", {"content": "hello"}))
     assert phases(trace) == ["question", "answer"]
     assert tool_call_exchanges(trace) == []
+
+
+def test_a_protocol_error_is_paired_and_shown_in_place_of_a_result(run):
+    """An unknown tool gets a JSON-RPC error, not a result (server/tools, Error Handling): a trace with one."""
+    result = run(_ask, "What is 1 + 2?")
+    error = {"code": -32602, "message": "Unknown tool: 'calculator_add'. This server has: nothing."}
+    events = []
+    for event in result.trace:
+        if event.kind == "jsonrpc" and event.label == "result of tools/call id=3":
+            event = dataclasses.replace(
+                event, label="error of tools/call id=3", payload={"jsonrpc": "2.0", "id": 3, "error": error}
+            )
+        events.append(event)
+    trace = Trace(events)
+    assert phases(trace) == phases(result.trace)  # the error answers the tools/call: still the execution phase
+    (exchange,) = tool_call_exchanges(trace)
+    assert exchange.response["error"] == error
+    row = repr(tool_result_table(trace)).splitlines()[2]
+    assert row.split()[:4] == ["3", "(JSON-RPC", "error", "-32602)"]

@@ -1,11 +1,14 @@
 """The LLM tool loop end to end: real openai SDK, the offline model in-process and over HTTP, every transport.
 
+Also: the server's instructions in the system message, and a tool the server does not have.
+
 For each (transport, backend) one connection asks a fixed list of questions (computed once, on first use);
 the tests then read the answers, the traces and the captured wire messages.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -13,14 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import openai
 import pytest
+from fastmcp import FastMCP
 
 from mcp_teach.client import CONNECTIONS, calculator_target, teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.llm.loop import LoopResult, ask
-from mcp_teach.llm.provider import model_name, openai_client
-from mcp_teach.llm.teaching_model import MODEL_NAME
+from mcp_teach.llm.loop import INSTRUCTIONS_HEADING, SYSTEM_PROMPT, LoopResult, ask
+from mcp_teach.llm.provider import OFFLINE_BASE_URL, model_name, openai_client
+from mcp_teach.llm.teaching_model import MODEL_NAME, complete
 from mcp_teach.llm.trace import ACTORS, TraceEvent
+from mcp_teach.servers.calculator import SERVER_INSTRUCTIONS, SERVER_NAME, build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import Capture
 
@@ -298,3 +305,121 @@ def test_the_model_is_asked_with_the_tools_and_the_whole_conversation(sessions, 
     assert [m["role"] for m in requests[-1]["messages"]] == ["system", "user", "assistant", "tool", "assistant", "tool"]
     assert requests[-1]["messages"] == chain.result.messages[:-1]
     assert chain.result.messages[-1] == {"role": "assistant", "content": chain.result.answer}
+
+
+# --- The server's instructions -----------------------------------------------------------------------------------
+
+
+@combinations
+def test_the_servers_instructions_are_in_the_system_message(sessions, connection: str, backend: str) -> None:
+    """From the initialize result (SSE: 2025-11-25) or the server/discover result (2026-07-28), as sent on the wire."""
+    asked = sessions(connection, backend)
+    opening = asked["english"].wire[1]["result"]
+    assert opening["instructions"] == SERVER_INSTRUCTIONS
+    expected = f"{SYSTEM_PROMPT}\n\n{INSTRUCTIONS_HEADING.format(name=SERVER_NAME)}\n{SERVER_INSTRUCTIONS}"
+    for one in asked.values():
+        for request in one.of_kind("llm-request"):
+            assert request.payload["messages"][0] == {"role": "system", "content": expected}
+        assert one.result.messages[0] == {"role": "system", "content": expected}
+
+
+def test_a_server_without_instructions_adds_nothing_to_the_system_prompt(run) -> None:
+    server = FastMCP("plain-tools", version="1.0.0")
+
+    @server.tool
+    def add(a: float, b: float) -> float:
+        """Add two numbers."""
+        return a + b
+
+    async def main() -> tuple[LoopResult, str | None]:
+        async with teaching_client(CaptureTransport(server)) as client:
+            result = await ask("What is 1 + 2?", client, openai_client(Settings()), model=MODEL_NAME)
+            return result, client.instructions
+
+    result, instructions = run(main)
+    assert instructions is None
+    assert result.messages[0] == {"role": "system", "content": SYSTEM_PROMPT}
+    assert result.answer == "1 + 2 = 3."
+
+
+def test_the_offline_model_answers_the_same_without_the_instructions(run) -> None:
+    """The teaching model does not read system messages: the server's instructions change no decision."""
+
+    async def main(system_prompt: str) -> LoopResult:
+        async with teaching_client(CaptureTransport(build_calculator_server())) as client:
+            llm = openai_client(Settings())
+            return await ask(
+                "multiply 3 by 4, then subtract 5", client, llm, model=MODEL_NAME, system_prompt=system_prompt
+            )
+
+    with_instructions = run(main, SYSTEM_PROMPT)
+    other = run(main, "Never call a tool.")
+    replies = [[e.payload["choices"] for e in r.trace.of_kind("llm-response")] for r in (with_instructions, other)]
+    assert replies[0] == replies[1]
+    assert with_instructions.answer == other.answer == "3 × 4 = 12, 12 − 5 = 7. The answer is 7."
+
+
+def test_max_rounds_must_allow_one_request(run) -> None:
+    async def main() -> None:
+        async with teaching_client(CaptureTransport(build_calculator_server())) as client:
+            await ask("What is 1 + 2?", client, openai_client(Settings()), model=MODEL_NAME, max_rounds=0)
+
+    with pytest.raises(ValueError, match="max_rounds must be at least 1, not 0"):
+        run(main)
+
+
+# --- A tool the server does not have -----------------------------------------------------------------------------
+
+#: Offered to the model although no server has it: the offline model calls it for "2 to the power of 10".
+MADE_UP_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "calculator_power",
+        "description": "Raise a to the power of b (a ** b).",
+        "parameters": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+    },
+}
+
+
+def model_with_a_made_up_tool() -> openai.AsyncOpenAI:
+    """The offline model, shown one tool more than the client sent: like a real model that invents a tool name."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        return httpx2.Response(200, json=complete({**body, "tools": [*body["tools"], MADE_UP_TOOL]}))
+
+    http_client = httpx2.AsyncClient(transport=httpx2.MockTransport(handler), base_url=OFFLINE_BASE_URL)
+    return openai.AsyncOpenAI(base_url=OFFLINE_BASE_URL, api_key="offline", http_client=http_client, max_retries=0)
+
+
+async def _ask_for_a_made_up_tool(connection: str) -> tuple[LoopResult, Capture]:
+    async with (
+        model_with_a_made_up_tool() as llm,
+        calculator_target(connection) as target,
+        teaching_client(CaptureTransport(target)) as client,
+    ):
+        result = await ask("What is 2 to the power of 10?", client, llm, model=MODEL_NAME)
+        return result, client.transport.capture
+
+
+@pytest.mark.parametrize("connection", CONNECTIONS)
+def test_an_unknown_tool_is_a_protocol_error_that_goes_back_to_the_model(run, connection: str) -> None:
+    """JSON-RPC -32602 instead of a result (server/tools, Error Handling); the loop goes on and feeds it back."""
+    result, capture = run(_ask_for_a_made_up_tool, connection)
+    [call] = capture.requests("tools/call")
+    params = call.message["params"]
+    assert (params["name"], params["arguments"]) == ("calculator_power", {"a": 2, "b": 10})
+    error = capture.response_to(call).message["error"]
+    assert error["code"] == -32602
+    assert error["message"].startswith("Unknown tool: 'calculator_power'. This server has: calculator_add")
+    tool_message = result.messages[3]
+    fed_back = f"Error: the MCP server answered with JSON-RPC error -32602: {error['message']}"
+    assert tool_message == {"role": "tool", "tool_call_id": "call_1_0", "content": fed_back}
+    assert (result.rounds, result.stopped_early) == (2, False)
+    assert result.answer.startswith("I could not compute 2 ^ 10: the tool calculator_power said: the MCP server")
+    assert f"error of tools/call id={call.id}" in [event.label for event in result.trace]
+    assert len(capture.requests("tools/list")) == 1  # the error makes the client list nothing again

@@ -230,19 +230,26 @@ def tool_call_table(trace: Trace) -> Any:
 
 
 def tool_result_table(trace: Trace) -> Any:
-    """Execution -> feeding back: each ``tools/call`` result next to the ``tool`` message the model got."""
+    """Execution -> feeding back: each ``tools/call`` result next to the ``tool`` message the model got.
+
+    A JSON-RPC error instead of a result shows as ``(JSON-RPC error <code>)`` in the ``isError`` column.
+    """
     rows = []
     for exchange in tool_call_exchanges(trace):
         response = exchange.response or {}
         result = response.get("result") or {}
         texts = [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
         message = exchange.tool_message or {}
+        if "error" in response:  # a protocol error (e.g. an unknown tool): no result, so no isError either
+            flag = f"(JSON-RPC error {(response['error'] or {}).get('code')})"
+        else:
+            flag = _json(result["isError"]) if "isError" in result else ""
         rows.append(
             [
                 response.get("id", ""),
                 _json(texts[0]) if texts else "",
                 _json(result["structuredContent"]) if "structuredContent" in result else "",
-                _json(result["isError"]) if "isError" in result else "",
+                flag,
                 message.get("tool_call_id", "(never sent)"),
                 _json(message["content"]) if "content" in message else "",
             ]

@@ -1,10 +1,19 @@
 """The LLM tool loop: where function calling meets MCP.
 
-Five phases, as in the course notes: (1) the client is connected (handshake or
-discover), (2) **discovery**: ``tools/list`` becomes OpenAI tool definitions,
-(3) **decision**: the model answers with ``tool_calls``, (4) **execution**: each
-call becomes an MCP ``tools/call``, (5) **feeding back**: each result goes back
-as a ``role: "tool"`` message, until the model answers in text.
+Five phases, as in lesson 04: (1) the client is connected (``initialize``
+handshake or ``server/discover``), (2) **discovery**: ``tools/list`` becomes
+OpenAI tool definitions, (3) **decision**: the model answers with
+``tool_calls``, (4) **execution**: each call becomes an MCP ``tools/call``,
+(5) **feeding back**: each result goes back as a ``role: "tool"`` message,
+until the model answers in text.
+
+As hosts do, the loop puts the server's ``instructions`` into the system
+message (2025-11-25 ``InitializeResult.instructions``: "this information MAY be
+added to the system prompt"; 2026-07-28 ``DiscoverResult.instructions``, server/discover),
+and every error of a tool call reaches the model as text: tool execution
+errors (``isError: true``, which clients SHOULD give the model) and protocol
+errors such as an unknown tool (JSON-RPC ``-32602``, which clients MAY give it;
+2025-11-25 and 2026-07-28 server/tools, Error Handling).
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -21,13 +30,15 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.provider import explain_llm_error
-from mcp_teach.llm.trace import Trace, TraceEvent, llm_response_label
+from mcp_teach.llm.trace import Actor, Trace, TraceEvent, llm_response_label
 from mcp_teach.wire.messages import Capture
 
 SYSTEM_PROMPT = (
     "You are the mcp-teach assistant. Use the provided tools for every calculation, one tool call per step, "
     "and answer in the user's language."
 )
+#: Put before the server's ``instructions`` in the system message: whose words they are.
+INSTRUCTIONS_HEADING = "Instructions from the MCP server {name}:"
 
 
 @dataclass(frozen=True)
@@ -44,13 +55,31 @@ class LoopResult:
     stopped_early: bool
 
 
+def system_message(mcp: Client, system_prompt: str = SYSTEM_PROMPT) -> dict[str, str]:
+    """The first message of the conversation: the application's prompt, then the server's ``instructions``.
+
+    fastmcp's ``Client.instructions`` holds them for either era: from the
+    ``initialize`` result (2025-11-25; also ``client.initialize_result.instructions``)
+    or from the ``server/discover`` result (2026-07-28, where ``initialize_result``
+    is ``None``). A server without instructions adds nothing. The heading names
+    the server (its self-reported ``serverInfo.name``) so the model knows whose
+    guidance it reads; a host with several servers adds one such part per server.
+    """
+    instructions = (mcp.instructions or "").strip()
+    if not instructions:
+        return {"role": "system", "content": system_prompt}
+    name = mcp.server_info.name if mcp.server_info is not None and mcp.server_info.name else "(unnamed)"
+    heading = INSTRUCTIONS_HEADING.format(name=name)
+    return {"role": "system", "content": f"{system_prompt}\n\n{heading}\n{instructions}"}
+
+
 def _tool_text(result: Any) -> str:
     texts = [block.text for block in result.content if getattr(block, "type", None) == "text"]
     return "\n".join(texts) if texts else json.dumps(result.structured_content)
 
 
 async def execute_tool_call(mcp: Client, name: str, raw_arguments: str) -> str:
-    """Run one tool call from the model through MCP; every failure becomes text the model can read."""
+    """Run one tool call of the model through MCP; every failure becomes text the model can read."""
     try:
         arguments = json.loads(raw_arguments or "{}")
     except ValueError as error:
@@ -59,8 +88,8 @@ async def execute_tool_call(mcp: Client, name: str, raw_arguments: str) -> str:
         return f"Error: the arguments for {name} must be a JSON object, not {type(arguments).__name__}."
     try:
         result = await mcp.call_tool(name, arguments, raise_on_error=False)
-    except MCPError as error:
-        return f"Error: the server refused the call (JSON-RPC error {error.error.code}: {error.error.message})."
+    except MCPError as error:  # a protocol error, e.g. an unknown tool: a JSON-RPC error instead of a result
+        return f"Error: the MCP server answered with JSON-RPC error {error.error.code}: {error.error.message}"
     text = _tool_text(result)
     return f"Error: {text}" if result.is_error else text
 
@@ -75,6 +104,50 @@ def _assistant_message(message: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
+@dataclass
+class _Recorder:
+    """The trace of one question: events noted as they happen, the MCP messages merged from the capture at the end."""
+
+    capture: Capture | None
+    start: int
+    on_event: Callable[[TraceEvent], None] | None
+    trace: Trace = field(default_factory=Trace)
+
+    def note(self, sender: Actor, receiver: Actor, kind: str, label: str, payload: Any) -> None:
+        event = TraceEvent(time.monotonic(), sender, receiver, kind, label, payload)
+        self.trace.add(event)
+        if self.on_event:
+            self.on_event(event)
+
+    def finish(self, messages: list[dict[str, Any]], answer: str, rounds: int, *, stopped_early: bool) -> LoopResult:
+        self.note("client", "user", "answer", answer, {"content": answer})
+        if self.capture is not None:
+            self.trace.merge_capture(self.capture, self.start)
+        return LoopResult(answer, self.trace, messages, rounds, stopped_early)
+
+
+async def _complete(llm: openai.AsyncOpenAI, request: dict[str, Any], round_number: int, record: _Recorder) -> dict:
+    """One chat-completions request, recorded; returns the model's message (``choices[0].message``)."""
+    record.note("client", "llm", "llm-request", f"chat.completions round {round_number}", request)
+    try:
+        completion = await llm.chat.completions.create(**request)
+    except openai.OpenAIError as error:
+        raise explain_llm_error(error, str(llm.base_url), request["model"], llm.api_key) from None
+    reply = completion.choices[0].message.model_dump(mode="json", exclude_none=True)
+    payload = completion.model_dump(mode="json", exclude_none=True)
+    record.note("llm", "client", "llm-response", llm_response_label(reply), payload)
+    return reply
+
+
+def _stopped(max_rounds: int, reply: dict[str, Any]) -> str:
+    wanted = ", ".join(call["function"]["name"] for call in reply["tool_calls"])
+    return (
+        f"Stopped after {max_rounds} round{'s' * (max_rounds != 1)} (max_rounds, set by LLM_MAX_TOOL_ROUNDS): "
+        f"the model still asked for {wanted}, which was not run, so there is no final answer. "
+        "Raise LLM_MAX_TOOL_ROUNDS or ask a simpler question."
+    )
+
+
 async def ask(
     question: str,
     mcp: Client,
@@ -87,80 +160,31 @@ async def ask(
     system_prompt: str = SYSTEM_PROMPT,
     on_event: Callable[[TraceEvent], None] | None = None,
 ) -> LoopResult:
-    """Answer ``question`` with the model deciding and the MCP server executing.
+    """Answer ``question`` with the model deciding and the MCP server ``mcp`` (connected) executing.
 
-    ``mcp`` must be connected. MCP messages come into the trace from ``capture``
-    (default: the capture of the client's ``CaptureTransport``, if it has one),
-    from index ``since`` on (default: those sent from now on; ``0`` includes the
-    connection's opening messages). ``on_event`` is called with each question,
-    LLM and answer event as it happens; the MCP messages join the trace at the end.
+    The trace gets the MCP messages from ``capture`` (default: the client's
+    ``CaptureTransport``, if any) from index ``since`` on (default: from now on;
+    ``0`` includes the connection's opening). ``on_event`` gets each question, LLM and answer
+    event as it happens; the MCP messages join the trace at the end.
     """
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
     capture = capture if capture is not None else getattr(mcp.transport, "capture", None)
     start = since if since is not None else len(capture) if capture is not None else 0
-    trace = Trace()
-
-    def note(event: TraceEvent) -> None:
-        trace.add(event)
-        if on_event:
-            on_event(event)
-
-    note(TraceEvent(time.monotonic(), "user", "client", "question", question, {"content": question}))
-    tools = to_openai_tools(await mcp.list_tools())
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_prompt},
-        {"role": "user", "content": question},
-    ]
+    record = _Recorder(capture, start, on_event)
+    record.note("user", "client", "question", question, {"content": question})
+    tools = to_openai_tools(await mcp.list_tools())  # phase 2, discovery
+    messages = [system_message(mcp, system_prompt), {"role": "user", "content": question}]
     for round_number in range(1, max_rounds + 1):
         request = {"model": model, "messages": list(messages), "tools": tools, "tool_choice": "auto"}
-        note(
-            TraceEvent(
-                time.monotonic(), "client", "llm", "llm-request", f"chat.completions round {round_number}", request
-            )
-        )
-        try:
-            completion = await llm.chat.completions.create(**request)
-        except openai.OpenAIError as error:
-            raise explain_llm_error(error, str(llm.base_url), model, llm.api_key) from None
-        reply = completion.choices[0].message.model_dump(mode="json", exclude_none=True)
-        note(
-            TraceEvent(
-                time.monotonic(),
-                "llm",
-                "client",
-                "llm-response",
-                llm_response_label(reply),
-                completion.model_dump(mode="json", exclude_none=True),
-            )
-        )
+        reply = await _complete(llm, request, round_number, record)  # phase 3, decision (or the answer)
         messages.append(_assistant_message(reply))
         if not reply.get("tool_calls"):
             answer = (reply.get("content") or "").strip()
-            return _finish(trace, capture, start, messages, answer, round_number, False, note)
+            return record.finish(messages, answer, round_number, stopped_early=False)
         if round_number == max_rounds:
             break  # no round left to show the model any result: do not run the calls at all
-        for call in reply["tool_calls"]:
+        for call in reply["tool_calls"]:  # phases 4 and 5, execution and feeding back
             content = await execute_tool_call(mcp, call["function"]["name"], call["function"]["arguments"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-    wanted = ", ".join(call["function"]["name"] for call in reply["tool_calls"])
-    answer = (
-        f"Stopped after {max_rounds} round{'s' * (max_rounds != 1)} (max_rounds, set by LLM_MAX_TOOL_ROUNDS): "
-        f"the model still asked for {wanted}, which was not run, so there is no final answer. "
-        "Raise LLM_MAX_TOOL_ROUNDS or ask a simpler question."
-    )
-    return _finish(trace, capture, start, messages, answer, max_rounds, True, note)
-
-
-def _finish(
-    trace: Trace,
-    capture: Capture | None,
-    start: int,
-    messages: list[dict[str, Any]],
-    answer: str,
-    rounds: int,
-    stopped_early: bool,
-    note: Callable[[TraceEvent], None],
-) -> LoopResult:
-    note(TraceEvent(time.monotonic(), "client", "user", "answer", answer, {"content": answer}))
-    if capture is not None:
-        trace.merge_capture(capture, start)
-    return LoopResult(answer, trace, messages, rounds, stopped_early)
+    return record.finish(messages, _stopped(max_rounds, reply), max_rounds, stopped_early=True)

@@ -9,6 +9,8 @@ It remembers nothing between calls. Each call it re-reads the conversation:
 
 1. **The question** is the last ``user`` message; what came after it (assistant
    ``tool_calls`` and the ``tool`` messages answering them) is this turn's work so far.
+   ``system`` messages (the application's prompt, the server's ``instructions``)
+   are not read: rules follow no instructions, so the answer stays the same.
 2. **Plan** (:func:`_plan`), first rule that applies:
 
    a. arithmetic (:mod:`~mcp_teach.llm.teaching_parse`) whose every operation
