@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import shutil
 
 import pytest
 
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l05_terminals import plain_environment, run_command, terminal_server
+from mcp_teach.lessons.l05_modern_post import curl_command, modern_post
+from mcp_teach.lessons.l05_terminals import (
+    plain_environment,
+    run_command,
+    shown_command,
+    start_terminal_server,
+    terminal_server,
+)
 
 
 def test_run_command_gives_a_plain_transcript():
@@ -15,7 +24,7 @@ def test_run_command_gives_a_plain_transcript():
     result = run_command(["python", "-c", script])
     assert result.output == "bold None\n"
     assert result.returncode == 4
-    assert repr(result).startswith("$ python -c 'import os;")
+    assert repr(result).startswith("$ python \\\n    -c 'import os;")  # a long command: one option per line
     assert repr(result).endswith("bold None\n(exit code 4)")
     assert "FORCE_COLOR" not in plain_environment()
 
@@ -40,3 +49,43 @@ def test_fastmcp_call_against_a_terminal_server():
     assert result.returncode == 0
     assert json.loads(result.output) == {"result": 3.0}
     assert repr(result).startswith(f"$ fastmcp call {terminal_a.url} calculator_add a=1 b=2\n")
+
+
+def test_a_started_server_runs_until_stopped_and_shows_terminal_a():
+    terminal_a = start_terminal_server("streamable-http")
+    assert terminal_a.running and terminal_a.url.endswith("/mcp")
+    assert repr(terminal_a).endswith("(Ctrl-C stops it)\n(running)")
+    transcript = repr(terminal_a.stop())
+    assert not terminal_a.running
+    assert transcript.startswith("$ mcp-teach serve --transport streamable-http --port 0\nmcp-teach calculator:")
+    assert transcript.endswith("^C\n(stopped, exit code 0)")
+    assert repr(terminal_a).endswith("(stopped, exit code 0)")
+
+
+def test_a_forgotten_server_is_stopped_when_collected():
+    terminal_a = start_terminal_server("sse")
+    process = terminal_a._process
+    del terminal_a
+    gc.collect()
+    assert process.poll() is not None
+
+
+def test_long_commands_are_shown_one_option_per_line():
+    assert shown_command(["fastmcp", "list", "http://x/mcp"]) == "fastmcp list http://x/mcp"
+    long = ["curl", "http://127.0.0.1:1/mcp", "--silent", "--header", "a: " + "b" * 90, "--data", '{"x": 1}']
+    assert shown_command(long).splitlines() == [
+        "curl http://127.0.0.1:1/mcp \\",
+        "    --silent \\",
+        f"    --header 'a: {'b' * 90}' \\",
+        """    --data '{"x": 1}'""",
+    ]
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_curl_calls_a_tool_on_a_terminal_server_in_one_post():
+    add = modern_post("tools/call", {"name": "calculator_add", "arguments": {"a": 1, "b": 2}})
+    with terminal_server("streamable-http") as terminal_a:
+        result = run_command(curl_command(terminal_a.url, add))
+    assert result.returncode == 0
+    reply = json.loads(result.output)
+    assert reply["id"] == 1 and reply["result"]["structuredContent"] == {"result": 3.0}

@@ -1,7 +1,9 @@
 """Lesson 05's two terminals as real processes: the command-line server (terminal A) and a client command (B).
 
-:func:`terminal_server` runs ``mcp-teach serve`` until the block ends; :func:`run_command` runs a
-console script and returns a plain-text transcript.
+:func:`start_terminal_server` starts ``mcp-teach serve`` and returns once it printed its URL; the server
+runs until :meth:`TerminalServer.stop` (what Ctrl-C in terminal A does), so starting it, using it and
+stopping it can be three steps, one cell each. :func:`terminal_server` is the same as a ``with`` block.
+:func:`run_command` runs a command as terminal B would and returns a plain-text transcript.
 """
 
 from __future__ import annotations
@@ -11,19 +13,22 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from mcp_teach.wire.plain_text import PlainText
 
 
 def console_script(name: str) -> str:
-    """The path of an installed console script (``mcp-teach``, ``fastmcp``) next to this Python."""
+    """The path of an installed console script (``mcp-teach``, ``fastmcp``) next to this Python, else on PATH."""
     for folder in (Path(sys.executable).parent, Path(sys.prefix) / "Scripts", Path(sys.prefix) / "bin"):
         found = shutil.which(name, path=str(folder))
         if found:
@@ -38,6 +43,8 @@ _QUIET_ENV = {"NO_COLOR": "1", "TERM": "dumb", "FASTMCP_CHECK_FOR_UPDATES": "off
 # A Jupyter kernel sets these so that programs colour their output; a terminal transcript should not.
 _COLOUR_FORCING = frozenset({"FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "TTY_COMPATIBLE"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: How long a stopped server may take to exit before it is killed.
+STOP_SECONDS = 10.0
 
 
 def plain_environment() -> dict[str, str]:
@@ -46,43 +53,107 @@ def plain_environment() -> dict[str, str]:
     return {**env, **_QUIET_ENV}
 
 
-@dataclass(frozen=True)
-class TerminalServer:
-    """A server started as in terminal A: its URL and the line it printed."""
+def shown_command(args: Sequence[str], width: int = 100) -> str:
+    """``args`` as typed in a terminal; a long command is broken before each option, as ``\\`` continuations."""
+    line = shlex.join(args)
+    if len(line) <= width:
+        return line
+    words: list[str] = []
+    for arg in args:
+        if arg.startswith("-") and words:
+            words.append(" \\\n    ")
+        elif words:
+            words.append(" ")
+        words.append(shlex.quote(arg))
+    return "".join(words)
 
-    url: str
-    banner: str
+
+def _stop(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
+    """Stop ``process`` with what Ctrl-C sends (SIGINT; Windows: terminate it); kill it if it hangs."""
+    if process.poll() is None:
+        if os.name == "posix":
+            process.send_signal(signal.SIGINT)
+        else:
+            process.terminate()
+        try:
+            process.wait(timeout=STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    stderr.close()
+
+
+class TerminalServer(PlainText):
+    """A server started as in terminal A: its URL, the line it printed, and how to stop it.
+
+    Forgotten, it is still stopped when this object is collected or the kernel exits.
+    """
+
+    def __init__(self, command: Sequence[str], process: subprocess.Popen[bytes], stderr: IO[bytes], banner: str):
+        self.command = shown_command(["mcp-teach", *command[1:]])
+        self.banner = banner
+        found = re.search(r"on (http://\S+)", banner)
+        self.url = found.group(1) if found else ""
+        self._process = process
+        self._stderr = stderr
+        self._finalizer = weakref.finalize(self, _stop, process, stderr)
+
+    @property
+    def running(self) -> bool:
+        return self._process.poll() is None
+
+    def stop(self) -> PlainText:
+        """Stop the server (Ctrl-C in terminal A) and return terminal A's whole transcript."""
+        self._stderr.seek(0)
+        printed = self._stderr.read().decode("utf-8", "replace")
+        self._finalizer()
+        return _Transcript(f"$ {self.command}\n{printed.rstrip()}\n^C\n(stopped, exit code {self._process.returncode})")
+
+    def text(self) -> str:
+        state = "running" if self.running else f"stopped, exit code {self._process.returncode}"
+        return f"terminal A: $ {self.command}\n{self.banner}\n({state})"
+
+
+@dataclass(frozen=True, repr=False)
+class _Transcript(PlainText):
+    transcript: str
+
+    def text(self) -> str:
+        return self.transcript
+
+
+def start_terminal_server(transport: str, *, port: int = 0, timeout: float = 30.0) -> TerminalServer:
+    """Start ``mcp-teach serve --transport TRANSPORT --port PORT`` as its own process, as in terminal A.
+
+    Returns once the server printed the URL it listens on (port 0: any free port, so it cannot clash with a
+    server you started yourself). Stop it with :meth:`TerminalServer.stop`.
+    """
+    command = [console_script("mcp-teach"), "serve", "--transport", transport, "--port", str(port)]
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed by TerminalServer.stop, or below on failure)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=plain_environment())
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            stderr.seek(0)
+            printed = stderr.read().decode("utf-8", "replace")
+            if re.search(r"on http://\S+", printed):
+                return TerminalServer(command, process, stderr, printed.splitlines()[0])
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not start: {printed.strip() or 'no output'}")
+            time.sleep(0.02)
+    except BaseException:
+        _stop(process, stderr)
+        raise
 
 
 @contextlib.contextmanager
 def terminal_server(transport: str, *, port: int = 0, timeout: float = 30.0) -> Iterator[TerminalServer]:
-    """Run ``mcp-teach serve --transport TRANSPORT --port PORT`` as its own process until the block ends.
-
-    Yields once the server printed the URL it listens on (port 0: any free
-    port); stops it the way Ctrl-C would (SIGTERM, which it handles cleanly).
-    """
-    command = [console_script("mcp-teach"), "serve", "--transport", transport, "--port", str(port)]
-    with tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=plain_environment())
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                stderr.seek(0)
-                printed = stderr.read().decode("utf-8", "replace")
-                found = re.search(r"on (http://\S+)", printed)
-                if found:
-                    yield TerminalServer(found.group(1), printed.splitlines()[0])
-                    break
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the server did not start: {printed.strip() or 'no output'}")
-                time.sleep(0.05)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    """:func:`start_terminal_server` until the block ends."""
+    server = start_terminal_server(transport, port=port, timeout=timeout)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @dataclass(frozen=True, repr=False)
@@ -99,7 +170,8 @@ class CommandResult(PlainText):
 
 
 def run_command(args: Sequence[str], *, timeout: float = 120.0) -> CommandResult:
-    """Run a console script of this environment (``args[0]``, e.g. ``fastmcp``) as terminal B would."""
+    """Run a command (``args[0]``: a console script of this environment, e.g. ``fastmcp``, or one on PATH, e.g.
+    ``curl``) as terminal B would."""
     completed = subprocess.run(
         [console_script(args[0]), *args[1:]],
         capture_output=True,
@@ -109,4 +181,4 @@ def run_command(args: Sequence[str], *, timeout: float = 120.0) -> CommandResult
         check=False,
     )
     output = _ANSI.sub("", completed.stdout + completed.stderr)
-    return CommandResult(shlex.join(args), output, completed.returncode)
+    return CommandResult(shown_command(args), output, completed.returncode)
