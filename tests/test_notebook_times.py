@@ -75,7 +75,7 @@ async with serve_http("sse") as url:
     pass
 """
     assert times.summarize(source) == 'async with serve_http("sse") as url:'
-    assert times.summarize("from mcp_teach.exercises import checker\n") == "from mcp_teach.exercises import checker"
+    assert times.summarize("from mcp_teach.exercises import check\n") == "from mcp_teach.exercises import check"
     assert times.summarize("") == ""
     assert times.summarize("x = '" + "a" * 80 + "'", width=20) == "x = 'aaaaaaaaaaaaaa…"
 

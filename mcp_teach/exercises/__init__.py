@@ -8,6 +8,6 @@ May import every layer below it, lessons included.
 """
 
 from mcp_teach.exercises.catalogue import check, exercise
-from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted, checker
+from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted
 
-__all__ = ["Checker", "ExerciseFailed", "ExerciseNotAttempted", "check", "checker", "exercise"]
+__all__ = ["Checker", "ExerciseFailed", "ExerciseNotAttempted", "check", "exercise"]
