@@ -174,3 +174,21 @@ def test_a_server_on_every_interface_answers_whatever_name_students_use(run):
     assert allowed_hosts("0.0.0.0") is None
     assert allowed_hosts("::") is None
     assert allowed_hosts("192.0.2.10") == ["192.0.2.10"]
+
+
+def test_the_stdio_log_is_bounded(tmp_path):
+    from mcp_teach.transports.in_process import STDIO_LOG_LIMIT, bounded_log
+
+    log = tmp_path / "server.log"
+    log.write_text("small\n")
+    assert bounded_log(log) == log and log.read_text() == "small\n"
+    log.write_bytes(b"x" * (STDIO_LOG_LIMIT + 1))
+    assert bounded_log(log) == log and not log.exists()
+    assert (tmp_path / "server.log.1").stat().st_size == STDIO_LOG_LIMIT + 1
+    assert bounded_log(tmp_path / "missing.log") == tmp_path / "missing.log"
+
+
+def test_stdio_servers_log_plain_lines():
+    from mcp_teach.transports.in_process import stdio_transport
+
+    assert stdio_transport().env == {"FASTMCP_ENABLE_RICH_LOGGING": "false", "NO_COLOR": "1"}

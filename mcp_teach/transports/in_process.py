@@ -30,6 +30,18 @@ from mcp_teach.transports.sockets import bind_socket, server_url
 STOP_SECONDS = 5.0
 #: Where stdio servers started by :func:`stdio_transport` write their logs.
 STDIO_LOG = Path(tempfile.gettempdir()) / "mcp-teach-stdio-server.log"
+#: A log over this size is moved to ``<name>.1`` (replacing the older one) before a server writes to it.
+STDIO_LOG_LIMIT = 1024 * 1024
+#: What a stdio server started here gets in its environment: plain log lines (no rich boxes or colours) in its log.
+PLAIN_LOGS = {"FASTMCP_ENABLE_RICH_LOGGING": "false", "NO_COLOR": "1"}
+
+
+def bounded_log(path: Path = STDIO_LOG) -> Path:
+    """``path``, first moved aside if it has grown past :data:`STDIO_LOG_LIMIT`: every lesson run appends to it."""
+    with contextlib.suppress(OSError):  # a log that cannot be rotated is still written to
+        if path.stat().st_size > STDIO_LOG_LIMIT:
+            path.replace(path.with_name(path.name + ".1"))
+    return path
 
 
 class _InProcessServer(uvicorn.Server):
@@ -117,6 +129,7 @@ def stdio_transport(*, log_file: Path | None = None, keep_alive: bool = False) -
     return StdioTransport(
         sys.executable,
         ["-m", "mcp_teach.server", "--transport", "stdio"],
-        log_file=log_file or STDIO_LOG,
+        env=PLAIN_LOGS,  # merged over the mcp SDK's safe default environment
+        log_file=log_file or bounded_log(),
         keep_alive=keep_alive,
     )

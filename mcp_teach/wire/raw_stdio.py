@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_teach.transports.in_process import STDIO_LOG
+from mcp_teach.transports.in_process import PLAIN_LOGS, STDIO_LOG, bounded_log
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
 
 #: How long to wait for a reply line before deciding the server sent none: long enough for a server to start
@@ -37,7 +38,7 @@ class RawStdioServer:
         self._process: asyncio.subprocess.Process | None = None
 
     async def __aenter__(self) -> RawStdioServer:
-        with self.log_file.open("a") as log:
+        with bounded_log(self.log_file).open("a") as log:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
@@ -47,6 +48,7 @@ class RawStdioServer:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
+                env={**os.environ, **PLAIN_LOGS},
             )
         return self
 

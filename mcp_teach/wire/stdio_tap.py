@@ -94,12 +94,12 @@ def tapped_stdio_transport(
     """
     from fastmcp.client.transports import StdioTransport
 
-    from mcp_teach.transports.in_process import STDIO_LOG
+    from mcp_teach.transports.in_process import bounded_log
 
     return StdioTransport(
         sys.executable,
         ["-m", "mcp_teach.wire.stdio_tap", str(tap_file), "--", *command],
-        log_file=log_file or STDIO_LOG,
+        log_file=log_file or bounded_log(),
         keep_alive=False,
     )
 
