@@ -16,6 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from support import refuses_connections
 
 from mcp_teach import cli, server
@@ -93,13 +94,14 @@ async def _sdk_session(read, write, era: str) -> dict:
         tools = await session.list_tools()
         product = await session.call_tool("calculator_multiply", {"a": 6, "b": 7})
         by_zero = await session.call_tool("calculator_divide", {"a": 1, "b": 0})
-        unknown = await session.call_tool("calculator_modulo", {"a": 1, "b": 2})
+        with pytest.raises(MCPError) as unknown:
+            await session.call_tool("calculator_modulo", {"a": 1, "b": 2})
         return {
             "server": session.server_info.model_dump(exclude_none=True),
             "tools": [(tool.name, tool.title, tool.input_schema["required"]) for tool in tools.tools],
             "product": (product.is_error, product.structured_content, [c.text for c in product.content]),
             "by_zero": (by_zero.is_error, by_zero.content[0].text),
-            "unknown": (unknown.is_error, unknown.content[0].text),
+            "unknown": (unknown.value.code, unknown.value.message),
         }
 
 
@@ -108,7 +110,7 @@ def _check_sdk_outcome(outcome: dict) -> None:
     assert outcome["tools"] == [(name, name.replace("_", " ").title(), ["a", "b"]) for name in TOOL_NAMES]
     assert outcome["product"] == (False, {"result": 42.0}, ["42.0"])
     assert outcome["by_zero"] == (True, "Cannot divide by zero: argument 'b' must not be 0.")
-    assert outcome["unknown"][0] is True
+    assert outcome["unknown"][0] == -32602  # a protocol error, not a tool result (server/tools, Error Handling)
     assert outcome["unknown"][1].startswith("Unknown tool: 'calculator_modulo'.")
 
 
