@@ -12,6 +12,7 @@ from support import HANG_TIMEOUT
 
 from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports import stdio_loop
 from mcp_teach.transports.stdio_loop import OversizedLine, read_lines, serve_stdio
 
 SERVER = [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"]
@@ -115,3 +116,49 @@ def test_a_cancelled_request_is_not_waited_for_at_the_end(run, caplog):
     run(lambda: serve_stdio(slow, stdin=stdin, stdout=stdout))
     assert list(replies(stdout.getvalue())) == [2]
     assert "gave up waiting" not in caplog.text  # it would, after DRAIN_SECONDS, if request 1 were still pending
+
+
+def test_a_request_unanswered_when_stdin_closes_is_given_up_after_the_drain_time(run, caplog, monkeypatch):
+    """The server stops waiting after ``DRAIN_SECONDS``; the request still gets an answer, an error."""
+    monkeypatch.setattr(stdio_loop, "DRAIN_SECONDS", 0.2)
+    slow = build_calculator_server()
+
+    @slow.tool
+    async def wait_forever() -> None:
+        await anyio.sleep_forever()
+
+    call = raw_request(1, "tools/call", {"name": "wait_forever", "arguments": {}})
+    stdin = io.BytesIO(json.dumps(call).encode() + b"\n" + add(2, 1, 1))
+    stdout = io.BytesIO()
+    run(lambda: serve_stdio(slow, stdin=stdin, stdout=stdout))
+    answers = replies(stdout.getvalue())
+    assert answers[2]["result"]["structuredContent"] == {"result": 2.0}
+    assert answers[1]["error"]["message"] == "Connection closed"
+    assert "gave up waiting for 1 unanswered request(s)" in caplog.text
+
+
+#: Modules only an HTTP server uses; a stdio server is started for every connection and must not load them.
+HTTP_ONLY_MODULES = {
+    "mcp_teach.transports.class_mode",
+    "mcp_teach.transports.class_token",
+    "mcp_teach.transports.http_app",
+    "mcp_teach.transports.http_guard",
+    "mcp_teach.transports.sockets",
+}
+#: ``python -m mcp_teach.server --transport stdio`` that lists, on exit, the mcp_teach modules it loaded.
+LOADED_PROBE = """\
+import atexit, runpy, sys
+ours = lambda: sorted(name for name in sys.modules if name.partition(".")[0] == "mcp_teach")
+atexit.register(lambda: print("loaded:", *ours(), file=sys.stderr))
+sys.argv = ["mcp_teach.server", "--transport", "stdio"]
+runpy.run_module("mcp_teach.server", run_name="__main__")
+"""
+
+
+def test_a_stdio_server_answers_without_loading_the_http_transports():
+    probe = [sys.executable, "-c", LOADED_PROBE]
+    done = subprocess.run(probe, input=add(1, 1, 2), capture_output=True, timeout=HANG_TIMEOUT)
+    loaded = set(done.stderr.decode().rpartition("loaded:")[2].split())
+    assert replies(done.stdout)[1]["result"]["structuredContent"] == {"result": 3.0}
+    assert "mcp_teach.transports.stdio_loop" in loaded
+    assert loaded.isdisjoint(HTTP_ONLY_MODULES)

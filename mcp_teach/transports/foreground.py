@@ -1,10 +1,15 @@
-"""Serve an MCP server from a terminal until Ctrl-C or SIGTERM (``python -m mcp_teach.server``, ``mcp-teach serve``)."""
+"""Serve an MCP server from a terminal until Ctrl-C or SIGTERM (``python -m mcp_teach.server``, ``mcp-teach serve``).
+
+A stdio client starts a server for every connection, so the stdio path imports only what it runs
+(:mod:`.stdio_loop`); the HTTP modules are imported when an HTTP server starts.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
@@ -13,11 +18,11 @@ from fastmcp.utilities.logging import temporary_log_level
 
 from mcp_teach.config import LOOPBACK, Transport
 from mcp_teach.servers.calculator import build_calculator_server
-from mcp_teach.transports import class_mode
-from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
 from mcp_teach.transports.options import check_class_mode, describe_mode
-from mcp_teach.transports.sockets import bind_socket, server_url
 from mcp_teach.transports.stdio_loop import serve_stdio
+
+if TYPE_CHECKING:
+    from mcp_teach.transports.http_app import HttpTransport
 
 
 def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
@@ -59,7 +64,7 @@ def run_server(
             with temporary_log_level("WARNING"):
                 anyio.run(serve_stdio, server)
         else:
-            _serve_http(server, transport, host, port, path or DEFAULT_PATHS[transport], token, workers, stateless)
+            _serve_http(server, transport, host, port, path, token, workers, stateless)
 
 
 def _serve_http(
@@ -67,11 +72,17 @@ def _serve_http(
     transport: HttpTransport,
     host: str,
     port: int,
-    path: str,
+    path: str | None,
     token: str | None,
     workers: int,
     stateless: bool,
 ) -> None:
+    # Imported here, not above: a stdio server (one per connection) would load them for nothing.
+    from mcp_teach.transports import class_mode
+    from mcp_teach.transports.http_app import DEFAULT_PATHS, guarded_http_app
+    from mcp_teach.transports.sockets import bind_socket, server_url
+
+    path = path or DEFAULT_PATHS[transport]
     sock = bind_socket(host, port)
     # Listen before announcing the URL: a client that connects as soon as it reads it is queued, not refused.
     sock.listen(2048)

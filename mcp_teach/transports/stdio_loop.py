@@ -76,26 +76,29 @@ def _finished(line: bytes, dropped: int, limit: int) -> bytes | OversizedLine:
 
 
 class _PendingRequests:
-    """Ids of requests read but not answered yet."""
+    """Ids of requests read but not answered yet.
+
+    The event to wait on exists only once stdin has closed: a session of sequential calls
+    would otherwise make and set one per request.
+    """
 
     def __init__(self) -> None:
         self._ids: set[types.RequestId] = set()
-        self._empty = anyio.Event()
-        self._empty.set()
+        self._all_answered: anyio.Event | None = None
 
     def add(self, id: types.RequestId) -> None:
         self._ids.add(id)
-        if self._empty.is_set():
-            self._empty = anyio.Event()
 
     def answered(self, id: types.RequestId | None) -> None:
         self._ids.discard(id)
-        if not self._ids:
-            self._empty.set()
+        if not self._ids and self._all_answered is not None:
+            self._all_answered.set()
 
     async def wait_until_answered(self, timeout: float) -> None:
-        with anyio.move_on_after(timeout):
-            await self._empty.wait()
+        if self._ids:
+            self._all_answered = anyio.Event()
+            with anyio.move_on_after(timeout):
+                await self._all_answered.wait()
         if self._ids:
             logger.warning("stdin closed; gave up waiting for %d unanswered request(s)", len(self._ids))
 
