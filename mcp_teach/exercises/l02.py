@@ -10,18 +10,14 @@ synchronous; the one that talks to a server (02.1) runs its client in a worker t
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import datetime
-from collections.abc import Coroutine
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from mcp_teach.client import teaching_client
+from mcp_teach.exercises.answers import captured, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.wire.messages import Capture
-
-T = TypeVar("T")
 
 #: The property hints of 02.2, one per parameter of :func:`search`.
 SEARCH_HINTS = {
@@ -40,26 +36,6 @@ def search(
     The tool function of exercise 02.2, as the lesson's exercise cell defines it (a test keeps the two equal).
     """
     return []
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run ``coroutine`` to its end in a fresh event loop of a worker thread, and return its result.
-
-    A check function is called synchronously while a lesson cell runs inside the kernel's event loop, which
-    cannot be entered again (and must not wait on itself); a loop of its own in another thread can run the client.
-    """
-
-    def main() -> T:
-        return asyncio.run(coroutine)
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check-02") as pool:
-        return pool.submit(main).result()
-
-
-def captured(source: Any) -> Capture | None:
-    """The :class:`Capture` of a ``CaptureTransport`` (or the capture itself); None for anything else."""
-    capture = getattr(source, "capture", source)
-    return capture if isinstance(capture, Capture) else None
 
 
 def listed_tools(capture: Capture) -> list[dict[str, Any]]:

@@ -11,15 +11,14 @@ synchronous; 03.3, which talks to a server, runs its client with :func:`run_sync
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-from collections.abc import Coroutine
 from typing import Any
 
 import jsonschema
 from fastmcp import FastMCP
 
 from mcp_teach.client import teaching_client
+from mcp_teach.exercises.answers import captured, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l03_errors import attempt, classify_reply
@@ -31,29 +30,6 @@ from mcp_teach.wire.raw_stdio import RawStdioServer
 #: The structuredContent 03.1 asks for when dividing by zero.
 DIVISION_ERROR = {"error": "division_by_zero", "argument": "b"}
 CALCULATOR_TOOLS = sorted(tool.__name__ for tool in TOOLS)
-
-
-def run_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Run ``coroutine`` to its end from synchronous code, also inside a notebook cell's running event loop.
-
-    A check function is called synchronously, but a lesson cell runs inside the kernel's event loop, where a
-    plain ``asyncio.run`` refuses to start; ``nest_asyncio`` (which ``setup_notebook()`` applies anyway) lets
-    it run there. (The same helper as lesson 02's.)
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    import nest_asyncio
-
-    nest_asyncio.apply()
-    return asyncio.run(coroutine)
-
-
-def captured(source: Any) -> Capture | None:
-    """The :class:`Capture` of a ``CaptureTransport`` (or the capture itself); None for anything else."""
-    capture = getattr(source, "capture", source)
-    return capture if isinstance(capture, Capture) else None
 
 
 def replies_by_b(capture: Capture) -> dict[Any, dict[str, Any]]:

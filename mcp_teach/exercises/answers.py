@@ -1,0 +1,28 @@
+"""Reading a student's answers from inside a check: run their async code, find their capture."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from mcp_teach.wire.messages import Capture
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` to its end in a fresh event loop of a worker thread, and return its result.
+
+    A check function is called synchronously while a lesson cell runs inside the kernel's event loop, which
+    cannot be entered again (and must not wait on itself); a loop of its own in another thread can run the client.
+    """
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+def captured(source: Any) -> Capture | None:
+    """The :class:`Capture` of a ``CaptureTransport`` (or the capture itself); None for anything else."""
+    capture = getattr(source, "capture", source)
+    return capture if isinstance(capture, Capture) else None
