@@ -6,8 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
+from mcp_teach.exercises.catalogue import check
+from mcp_teach.exercises.check import ExerciseFailed
 from mcp_teach.exercises.convention import PLACEHOLDER
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -146,3 +149,20 @@ def write(notebook: Any, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(notebook, path)
     return path
+
+
+def passed(capsys: Any, exercise_id: str) -> str:
+    """What ``check(exercise_id)`` printed, which must say the exercise passed."""
+    out = capsys.readouterr().out
+    assert f"✔ Exercise {exercise_id} passed" in out
+    return out
+
+
+def failed_with(exercise_id: str, namespace: dict, *fragments: str) -> str:
+    """The ``ExerciseFailed`` message of ``check(exercise_id, namespace)``: expected, found, hint, ``fragments``."""
+    with pytest.raises(ExerciseFailed) as failure:
+        check(exercise_id, namespace)
+    message = str(failure.value)
+    for fragment in ("expected", "found", "Hint:", *fragments):
+        assert fragment in message, message
+    return message

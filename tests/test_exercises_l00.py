@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+from exercise_support import failed_with, passed
 
 from mcp_teach.client import calculator_target, teaching_client
-from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
+from mcp_teach.exercises import ExerciseNotAttempted, check
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import Capture, WireMessage
@@ -21,18 +22,8 @@ INITIALIZE_PARAMS = {
 }
 
 
-def passed(capsys, exercise_id: str) -> str:
-    out = capsys.readouterr().out
-    assert f"✔ Exercise {exercise_id} passed" in out
-    return out
 
 
-def failed_with(exercise_id: str, namespace: dict, *fragments: str) -> None:
-    with pytest.raises(ExerciseFailed) as failure:
-        check(exercise_id, namespace)
-    message = str(failure.value)
-    for fragment in ("expected", "found", "Hint:", *fragments):
-        assert fragment in message, message
 
 
 @pytest.fixture(scope="module")

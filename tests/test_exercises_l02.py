@@ -13,10 +13,11 @@ from typing import Literal
 
 import nbformat
 import pytest
+from exercise_support import failed_with, passed
 from fastmcp import FastMCP
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check, l02
+from mcp_teach.exercises import ExerciseNotAttempted, check, l02
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 
@@ -51,18 +52,8 @@ def calculator_power(base: float, exponent: float) -> float:
     return base**exponent
 
 
-def passed(capsys, exercise_id: str) -> str:
-    out = capsys.readouterr().out
-    assert f"✔ Exercise {exercise_id} passed" in out
-    return out
 
 
-def failed_with(exercise_id: str, namespace: dict, *fragments: str) -> None:
-    with pytest.raises(ExerciseFailed) as failure:
-        check(exercise_id, namespace)
-    message = str(failure.value)
-    for fragment in ("expected", "found", "Hint:", *fragments):
-        assert fragment in message, message
 
 
 def listed(capture: CaptureTransport) -> list[dict]:

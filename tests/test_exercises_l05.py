@@ -8,9 +8,10 @@ import json
 
 import httpx2
 import pytest
+from exercise_support import failed_with, passed
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
+from mcp_teach.exercises import ExerciseNotAttempted, check
 from mcp_teach.lessons.l05_diff import diff_captures
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
@@ -31,19 +32,8 @@ INITIALIZE = {
 }
 
 
-def passed(capsys, exercise_id: str) -> str:
-    out = capsys.readouterr().out
-    assert f"✔ Exercise {exercise_id} passed" in out
-    return out
 
 
-def failed_with(exercise_id: str, namespace: dict, *fragments: str) -> str:
-    with pytest.raises(ExerciseFailed) as failure:
-        check(exercise_id, namespace)
-    message = str(failure.value)
-    for fragment in ("expected", "found", "Hint:", *fragments):
-        assert fragment in message, message
-    return message
 
 
 async def _session(target, mode="legacy", calls=(("calculator_multiply", 6, 7), ("calculator_subtract", 42, 2))):

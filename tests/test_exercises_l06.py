@@ -9,31 +9,18 @@ import statistics
 import time
 
 import pytest
+from exercise_support import failed_with, passed
 from fastmcp import FastMCP
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
+from mcp_teach.exercises import ExerciseNotAttempted, check
 from mcp_teach.lessons.l06_calls import measure_calls
 from mcp_teach.llm.loop import ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 from mcp_teach.wire.capture import CaptureTransport
-
-
-def passed(capsys, exercise_id: str) -> str:
-    out = capsys.readouterr().out
-    assert f"✔ Exercise {exercise_id} passed" in out
-    return out
-
-
-def failed_with(exercise_id: str, namespace: dict, *fragments: str) -> None:
-    with pytest.raises(ExerciseFailed) as failure:
-        check(exercise_id, namespace)
-    message = str(failure.value)
-    for fragment in ("expected", "found", "Hint:", *fragments):
-        assert fragment in message, message
 
 
 def build_blob_server() -> FastMCP:
