@@ -1,23 +1,28 @@
-"""Classroom load: N clients x M calls against one streamable-HTTP server on loopback, every result checked.
+"""Classroom load: N clients x M calls against streamable-HTTP servers on loopback, side by side, every result checked.
 
 Each server runs as its own process (``python -m mcp_teach.server --transport
 streamable-http --port 0``), so clients and server do not share an event loop:
 one worker (the classic server) and W stateless workers (the large-class mode,
 ``--workers W --stateless``); with legacy clients also one stateless worker, to
-separate what stateless costs from what workers bring. For every server and
-client era, N clients connect at once (``teaching_client``: ``server/discover``
-or the ``initialize`` handshake, then ``tools/list``) and stay connected. Then
-R rounds: in each, every (server, era) in turn has all its N clients make M/R
-``tools/call`` at once, the order rotating every round. Throughput and latency
-percentiles are medians over the rounds and the ratios compare rounds run
-seconds apart, so load from other programs weighs little. Calls cycle through
-the four tools with operands unique to (client, call); every result is
-compared exactly with the same arithmetic done here. A call that raises,
-returns isError or a wrong value is an error; a call with no answer within
---timeout is lost. Exit code 1 if anything was an error or lost, or a worker
-outlived SIGTERM.
+separate what stateless costs from what workers bring. With ``--plain``, the
+classic server instead runs beside a plain fastmcp server with the same tools
+(:data:`PLAIN_SERVER`, fastmcp's own ``run()``), to show what our guards cost.
+For every server and client era, N clients connect at once (``teaching_client``:
+``server/discover`` or the ``initialize`` handshake, then ``tools/list``) and
+stay connected. Then R rounds: in each, every (server, era) in turn has all its
+N clients make M/R ``tools/call`` at once, era by era, the servers of an era
+taking turns going first. Throughput and latency percentiles are medians over
+the rounds, and each ratio is the median of per-round ratios of rounds run
+seconds apart, so load from other programs weighs little; what they used of
+the CPUs meanwhile is printed. This process collects its garbage between
+rounds, not during them. Calls cycle through the four tools with operands
+unique to (client, call); every result is compared exactly with the same
+arithmetic done here. A call that raises, returns isError or a wrong value is
+an error; a call with no answer within --timeout is lost. Exit code 1 if
+anything was an error or lost, or a worker outlived SIGTERM.
 
     python benchmarks/classroom_load.py [--clients N] [--calls M] [--rounds R] [--workers W] [--mode auto|legacy|both]
+    python benchmarks/classroom_load.py --plain --mode both [--token]
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import gc
 import importlib.metadata
 import operator
 import os
@@ -33,6 +39,7 @@ import platform
 import re
 import secrets
 import signal
+import socket
 import ssl
 import statistics
 import subprocess
@@ -40,8 +47,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import psutil
@@ -62,6 +70,33 @@ OPERATIONS: tuple[tuple[str, Callable[[int, int], float]], ...] = (
 )
 URL_LINE = re.compile(r"on (http://\S+)")
 START_TIMEOUT = 60  # seconds a server may take to print its URL and have every worker ready
+PLAIN = "plain fastmcp"
+#: CPUs other programs may keep busy before the comparison is flagged as noisy (ratios then spread by +-30 %).
+BUSY_CPUS = 0.25
+#: Issue 13's targets for ours against plain fastmcp: calls/s at least this share of plain's, p99 at most this.
+MIN_RATE_RATIO, MAX_P99_RATIO = 0.95, 1.10
+#: The yardstick: fastmcp's own ``run()`` serving the calculator's tools (same functions, names, titles and
+#: descriptions, same server name) with fastmcp's defaults, so without the Host/Origin guard we turn on, our
+#: JSON-RPC guard, class token and tool-error middleware. It is started with the same clean environment.
+PLAIN_SERVER = """\
+import sys
+
+from fastmcp import FastMCP
+
+from mcp_teach.servers.calculator import SERVER_INSTRUCTIONS, SERVER_NAME, SERVER_VERSION, TOOLS
+
+mcp = FastMCP(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION)
+for function, (title, description) in TOOLS.items():
+    mcp.tool(function, title=title, description=description)
+mcp.run(
+    transport="streamable-http",
+    host="127.0.0.1",
+    port=int(sys.argv[1]),
+    show_banner=False,
+    log_level="WARNING",
+    uvicorn_config={"access_log": False},
+)
+"""
 
 
 def operation(client: int, call: int) -> tuple[str, dict[str, int], float]:
@@ -73,6 +108,13 @@ def operation(client: int, call: int) -> tuple[str, dict[str, int], float]:
     tool, apply = OPERATIONS[(client + call) % len(OPERATIONS)]
     a, b = client * 1000 + call, call + 1
     return tool, {"a": a, "b": b}, apply(a, b)
+
+
+def free_port() -> int:
+    """A loopback port free right now, for a server that cannot be told to take any (fastmcp's ``run()``)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 @functools.cache
@@ -139,11 +181,15 @@ class LoadResult:
         """Median over the rounds of answered calls per second: a round slowed by another program weighs little."""
         return statistics.median(self.round_rates) if self.round_rates else 0.0
 
+    def round_latencies_ms(self, share: float) -> list[float]:
+        """Each round's latency percentile ``share``."""
+        return [percentile_ms(times, share) for times in self.round_latencies_s]
+
     def latency_ms(self, share: float) -> float:
         """Median over the rounds of each round's latency percentile ``share`` (1.0: the slowest call of all)."""
         if share == 1.0:
             return percentile_ms(self.latencies_s, 1.0)
-        return statistics.median(percentile_ms(times, share) for times in self.round_latencies_s)
+        return statistics.median(self.round_latencies_ms(share))
 
 
 class Load:
@@ -278,25 +324,37 @@ async def run_load(
 
 
 class Server:
-    """A calculator server process: started, waited for (every worker ready), stopped with SIGTERM."""
+    """A calculator server process: started, waited for (every worker ready), stopped with SIGTERM.
 
-    def __init__(self, label: str, workers: int, stateless: bool) -> None:
-        self.label, self.workers, self.stateless = label, workers, stateless
+    ``plain``: not ours but :data:`PLAIN_SERVER`, fastmcp's own ``run()`` with the same tools, the yardstick.
+    """
+
+    def __init__(self, label: str, workers: int = 1, stateless: bool = False, plain: bool = False) -> None:
+        self.label, self.workers, self.stateless, self.plain = label, workers, stateless, plain
         self.url = ""
         self.process: psutil.Process | None = None
         self.orphans: list[int] = []
         self._stderr: list[str] = []
         self._ready = threading.Event()
         self._popen: subprocess.Popen[str] | None = None
+        self._folder = tempfile.TemporaryDirectory(prefix="classroom-load-")
+        self._port = 0  # a plain server's: it says nothing when it listens
 
     def start(self, token: str | None) -> None:
-        """Start it in a clean environment and a folder without ``.env``."""
-        argv = [sys.executable, "-m", "mcp_teach.server", "--transport", "streamable-http", "--port", "0"]
-        argv += ["--workers", str(self.workers)] * (self.workers > 1) + ["--stateless"] * self.stateless
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "OPENAI_", "LLM_"))}
-        env.update({"MCP_AUTH_TOKEN": token} if token else {})
+        """Start it in a clean environment and a folder without ``.env``; a plain server never sees ``token``."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "OPENAI_", "LLM_", "FASTMCP_"))}
+        if self.plain:
+            script = Path(self._folder.name, "plain_server.py")
+            script.write_text(PLAIN_SERVER)
+            self._port = free_port()
+            self.url = f"http://127.0.0.1:{self._port}/mcp"
+            argv = [sys.executable, str(script), str(self._port)]
+        else:
+            argv = [sys.executable, "-m", "mcp_teach.server", "--transport", "streamable-http", "--port", "0"]
+            argv += ["--workers", str(self.workers)] * (self.workers > 1) + ["--stateless"] * self.stateless
+            env.update({"MCP_AUTH_TOKEN": token} if token else {})
         self._popen = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), env=env
+            argv, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=self._folder.name, env=env
         )
         self.process = psutil.Process(self._popen.pid)
         threading.Thread(target=self._read_stderr, daemon=True).start()
@@ -305,6 +363,8 @@ class Server:
         assert self._popen is not None and self._popen.stderr is not None
         for line in self._popen.stderr:
             self._stderr.append(line)
+            if self.plain:
+                continue
             if match := URL_LINE.search(line):
                 self.url = match.group(1)
             ready = sum(WORKER_READY in seen for seen in self._stderr)
@@ -313,10 +373,22 @@ class Server:
         self._ready.set()  # it ended
 
     def wait_ready(self) -> None:
-        """Until the URL is printed and every worker said it is ready."""
+        """Until the URL is printed and every worker said it is ready (a plain server: until its port accepts)."""
         assert self._popen is not None
+        if self.plain:
+            self._wait_listening()
         if not self._ready.wait(START_TIMEOUT) or self._popen.poll() is not None:
             raise RuntimeError(f"{self.label}: the server did not start:\n{''.join(self._stderr)}")
+
+    def _wait_listening(self) -> None:
+        """fastmcp's ``run()`` prints nothing at log level WARNING: poll its port."""
+        assert self._popen is not None
+        deadline = time.monotonic() + START_TIMEOUT
+        while self._popen.poll() is None and time.monotonic() < deadline:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self._port), timeout=1):
+                self._ready.set()
+                return
+            time.sleep(0.05)
 
     def cpu_seconds(self) -> float:
         """User + system CPU of the server process and its workers so far (0 for a server in this process)."""
@@ -329,19 +401,19 @@ class Server:
 
     def stop(self) -> None:
         """SIGTERM, wait; workers still alive 10 s later are recorded in ``orphans`` and killed."""
-        if self._popen is None:
-            return
-        family = self.process.children(recursive=True) if self._popen.poll() is None else []
-        self._popen.send_signal(signal.SIGTERM)
-        try:
-            self._popen.wait(START_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self._popen.kill()
-            self._popen.wait()
-        _, alive = psutil.wait_procs(family, timeout=10)
-        self.orphans = [process.pid for process in alive]
-        for process in alive:
-            process.kill()
+        if self._popen is not None:
+            family = self.process.children(recursive=True) if self._popen.poll() is None else []
+            self._popen.send_signal(signal.SIGTERM)
+            try:
+                self._popen.wait(START_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self._popen.kill()
+                self._popen.wait()
+            _, alive = psutil.wait_procs(family, timeout=10)
+            self.orphans = [process.pid for process in alive]
+            for process in alive:
+                process.kill()
+        self._folder.cleanup()
 
 
 @dataclass
@@ -370,9 +442,55 @@ async def connect(server: Server, era: str, args: argparse.Namespace, token: str
     return Load(server.url, mode=era, token=token, **options)
 
 
-async def measure(servers: list[Server], args: argparse.Namespace, token: str | None) -> list[Row]:
-    """Connect every (server, era), then run the rounds in rotating order."""
+@dataclass
+class MachineLoad:
+    """What the machine did during the rounds besides this benchmark: it is shared."""
+
+    wall_s: float = 0.0
+    busy_s: float = 0.0  # CPU time of every program
+    ours_s: float = 0.0  # CPU time of this process and the servers
+
+    @property
+    def others_cpus(self) -> float:
+        """CPUs kept busy by other programs, on average."""
+        return max(0.0, self.busy_s - self.ours_s) / self.wall_s if self.wall_s else 0.0
+
+
+def busy_seconds() -> float:
+    """CPU time the whole machine has spent not idle since boot."""
+    times = psutil.cpu_times()
+    return sum(times) - times.idle - getattr(times, "iowait", 0.0)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """No garbage collection in this process during a round (it runs between rounds instead).
+
+    With a few hundred clients connected, a full collection of the clients' objects took up to 0.9 s on a
+    loaded machine: it stalled every client and landed on whichever server's round was running.
+    """
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def round_order(rows: list[Row], index: int) -> list[Row]:
+    """Round ``index``'s order: era by era, so rows compared with each other run seconds apart; within an era
+    the servers take turns going first (ours, plain; plain, ours; ...), and so do the eras."""
+    eras = list(dict.fromkeys(row.result.era for row in rows))
+    order: list[Row] = []
+    for era in eras[index % len(eras) :] + eras[: index % len(eras)]:
+        group = [row for row in rows if row.result.era == era]
+        order += group[index % len(group) :] + group[: index % len(group)]
+    return order
+
+
+async def measure(servers: list[Server], args: argparse.Namespace, token: str | None) -> tuple[list[Row], MachineLoad]:
+    """Connect every (server, era), then run the rounds in alternating order (:func:`round_order`)."""
     rows: list[Row] = []
+    machine = MachineLoad()
     async with contextlib.AsyncExitStack() as stack:
         for server in servers:
             for era in args.eras:
@@ -380,17 +498,24 @@ async def measure(servers: list[Server], args: argparse.Namespace, token: str | 
                 rows.append(Row(server, load, cpu_s=None if server.process is None else 0.0))
                 print(f"  {server.label:<24} {era:<6} {args.clients} clients connected", flush=True)
         print("  rounds done:", end="", flush=True)
+        gc.collect()
+        gc.freeze()  # the connected clients: the collections between rounds need not scan them again
+        began, busy, ours = time.perf_counter(), busy_seconds(), time.process_time()
+        ours += sum(server.cpu_seconds() for server in servers)
         for index in range(args.rounds):
-            shift = index % len(rows)
-            for row in rows[shift:] + rows[:shift]:
+            for row in round_order(rows, index):
+                gc.collect()
                 cpu, client_cpu = row.server.cpu_seconds(), time.process_time()
-                await row.load.run_round()
+                with collector_paused():
+                    await row.load.run_round()
                 if row.cpu_s is not None:
                     row.cpu_s += row.server.cpu_seconds() - cpu
                 row.client_cpu_s += time.process_time() - client_cpu
             print(f" {index + 1}", end="", flush=True)
+        machine.wall_s, machine.busy_s = time.perf_counter() - began, busy_seconds() - busy
+        machine.ours_s = time.process_time() + sum(server.cpu_seconds() for server in servers) - ours
         print()
-    return rows
+    return rows, machine
 
 
 def print_environment() -> None:
@@ -428,23 +553,40 @@ def print_table(rows: list[Row]) -> None:
     print("calls/s and p50/p95/p99: median over the rounds; max: the slowest call of all; CPU: per answered call.")
 
 
+def _median_and_range(ratios: list[float]) -> tuple[float, str]:
+    return statistics.median(ratios), f"({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+
+
 def print_comparison(rows: list[Row]) -> None:
-    """Every server against the classic one-worker server, era by era (median of per-round calls/s ratios)."""
-    base = {row.result.era: row for row in rows if row.server.label == CLASSIC}
+    """Every server against the plain fastmcp one if there is one, else the classic one, era by era.
+
+    Each ratio is the median over the rounds of that round's ratio (range in brackets): rounds of the two
+    servers run seconds apart, so what other programs do weighs little. Against plain fastmcp the line
+    ends with the targets of issue 13: calls/s at least x0.95, p99 at most x1.10.
+    """
+    base_label = PLAIN if any(row.server.plain for row in rows) else CLASSIC
+    base = {row.result.era: row for row in rows if row.server.label == base_label}
     for row in rows:
         reference = base.get(row.result.era)
         if reference is None or row is reference:
             continue
         r, b = row.result, reference.result
-        ratios = [mine / theirs for mine, theirs in zip(r.round_rates, b.round_rates, strict=True)]
-        spread = f"(rounds {min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 else ""
+
+        def ratios(mine: list[float], theirs: list[float]) -> list[float]:
+            return [m / t for m, t in zip(mine, theirs, strict=True)]
+
+        rate, rate_range = _median_and_range(ratios(r.round_rates, b.round_rates))
+        p50, _ = _median_and_range(ratios(r.round_latencies_ms(0.5), b.round_latencies_ms(0.5)))
+        p99, p99_range = _median_and_range(ratios(r.round_latencies_ms(0.99), b.round_latencies_ms(0.99)))
         line = (
-            f"{row.server.label:<24} {r.era:<6} vs {CLASSIC}: calls/s x{statistics.median(ratios):.2f} {spread:<18} "
-            f"p50 x{r.latency_ms(0.5) / b.latency_ms(0.5):.2f}  p99 x{r.latency_ms(0.99) / b.latency_ms(0.99):.2f}"
+            f"{row.server.label:<24} {r.era:<6} vs {base_label}: calls/s x{rate:.2f} {rate_range:<11} "
+            f"p50 x{p50:.2f}  p99 x{p99:.2f} {p99_range:<11}"
         )
         mine, theirs = row.per_call_ms(row.cpu_s), reference.per_call_ms(reference.cpu_s)
         if mine is not None and theirs:
             line += f"  server CPU per call x{mine / theirs:.2f}"
+        if base_label == PLAIN:
+            line += "  targets met" if rate >= MIN_RATE_RATIO and p99 <= MAX_P99_RATIO else "  targets MISSED"
         print(line)
 
 
@@ -471,6 +613,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds before a call counts as lost (default 30)")
     parser.add_argument("--token", action="store_true", help="serve with a class token and send it (MCP_AUTH_TOKEN)")
     parser.add_argument("--in-process", action="store_true", help="also serve in this process, sharing its event loop")
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="compare our 1-worker server with a plain fastmcp server with the same tools (no large-class servers)",
+    )
     args = parser.parse_args(argv)
     if args.clients < 1 or not 1 <= args.rounds <= args.calls <= 999 or args.workers < 2:
         parser.error("need --clients >= 1, 1 <= --rounds <= --calls <= 999 and --workers >= 2")
@@ -487,28 +634,40 @@ async def main(argv: list[str] | None = None) -> int:
         f"{args.clients} clients x {args.calls} calls per server and era, in {args.rounds} rounds; era {args.mode}; "
         f"call timeout {args.timeout:.0f} s{'; class token' if token else ''}"
     )
-    servers = [Server(CLASSIC, 1, False)]
-    if "legacy" in args.eras:  # stateless changes nothing for 2026-07-28 clients
-        servers.append(Server("1 worker, stateless", 1, True))
-    servers.append(Server(f"{args.workers} workers, stateless", args.workers, True))
+    servers = [Server(CLASSIC)]
+    if args.plain:
+        servers.append(Server(PLAIN, plain=True))
+    else:
+        if "legacy" in args.eras:  # stateless changes nothing for 2026-07-28 clients
+            servers.append(Server("1 worker, stateless", stateless=True))
+        servers.append(Server(f"{args.workers} workers, stateless", args.workers, stateless=True))
     try:
         for server in servers:
             server.start(token)
         for server in servers:
             server.wait_ready()
         if args.in_process:
-            in_process = Server("in-process (shared loop)", 1, False)
+            in_process = Server("in-process (shared loop)")
             async with serve_http("streamable-http", token=token) as in_process.url:
-                rows = await measure([*servers, in_process], args, token)
+                rows, machine = await measure([*servers, in_process], args, token)
         else:
-            rows = await measure(servers, args, token)
+            rows, machine = await measure(servers, args, token)
     finally:
         for server in servers:
             server.stop()
+    print(
+        f"during the rounds ({machine.wall_s:.0f} s): other programs kept {machine.others_cpus:.2f} of "
+        f"{os.cpu_count()} CPUs busy on average; load average now {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     print()
     print_table(rows)
     print()
     print_comparison(rows)
+    if machine.others_cpus > BUSY_CPUS:
+        print(
+            f"other programs used {machine.others_cpus:.2f} CPUs meanwhile: the ratios carry their noise (see the "
+            "ranges); compare on a quieter machine"
+        )
     problems = [row for row in rows if not row.result.clean]
     for row in problems:
         print(f"{row.server.label} {row.result.era}: {row.result.samples}")

@@ -16,11 +16,10 @@ to mcp unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 
 import fastmcp
 import mcp_types as types
-from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -35,14 +34,22 @@ from mcp_teach.transports.frames import (
 )
 
 
+def _declared_length(scope: Scope) -> int | None:
+    """The request's Content-Length, if it declares a usable one (read from the raw headers: this runs per request)."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> tuple[bytes, int] | None:
     """``(body, size)``, the body kept only up to ``limit`` bytes; None if the client went away meanwhile.
 
     A declared Content-Length over the limit is not read at all.
     """
-    declared = Headers(scope=scope).get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        return b"", int(declared)
+    declared = _declared_length(scope)
+    if declared is not None and declared > limit:
+        return b"", declared
     body = bytearray()
     size = 0
     more = True
@@ -56,6 +63,30 @@ async def _read_body(scope: Scope, receive: Receive, limit: int) -> tuple[bytes,
             body += chunk
         more = message.get("more_body", False)
     return bytes(body), size
+
+
+class _Replay:
+    """The ``receive`` the app gets: the body already read, then the client's own ``receive``.
+
+    A plain callable that hands back the client's awaitable, not a coroutine awaiting it: mcp cancels a
+    task waiting on ``receive`` at the end of every request, and a coroutine of ours in that wait would
+    add its frame, cells and traceback to the cyclic garbage of each request (~10 % more objects for the
+    garbage collector, whose full passes then come that much sooner).
+    """
+
+    __slots__ = ("_message", "_receive")
+
+    def __init__(self, receive: Receive, body: bytes) -> None:
+        self._receive = receive
+        self._message: Message | None = {"type": "http.request", "body": body, "more_body": False}
+
+    def __call__(self) -> Awaitable[Message]:
+        message, self._message = self._message, None
+        return self._receive() if message is None else _ready(message)
+
+
+async def _ready(message: Message) -> Message:
+    return message
 
 
 def _reply(rejection: Rejected, status: int) -> Response:
@@ -88,26 +119,23 @@ class JsonRpcGuard:
         if read is None:
             return
         body, size = read
-        if size > self.limit:
-            await _reply(too_large(size, self.limit), 413)(scope, receive, send)
-            return
-        checked = check_frame(body, limit=self.limit)
-        if isinstance(checked, Rejected):
-            await _reply(checked, 400)(scope, receive, send)
-            return
-        if is_misplaced_notification(checked):
-            await _reply(_needs_an_id(checked.method), 400)(scope, receive, send)
-            return
-        replayed = False
+        refusal = _refusal(body, size, self.limit)
+        if refusal is None:
+            await self.app(scope, _Replay(receive, body), send)
+        else:
+            await refusal(scope, receive, send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
 
-        await self.app(scope, replay, send)
+def _refusal(body: bytes, size: int, limit: int) -> Response | None:
+    """The error response for a body mcp should not get, or None (the parsed message is not kept meanwhile)."""
+    if size > limit:
+        return _reply(too_large(size, limit), 413)
+    checked = check_frame(body, limit=limit)
+    if isinstance(checked, Rejected):
+        return _reply(checked, 400)
+    if is_misplaced_notification(checked):
+        return _reply(_needs_an_id(checked.method), 400)
+    return None
 
 
 def json_rpc_guard(transport: str, path: str) -> Middleware:
