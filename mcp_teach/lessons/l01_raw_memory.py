@@ -29,6 +29,7 @@ from mcp.shared.message import SessionMessage
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.frames import Rejected, check_frame
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage, wire_dict
+from mcp_teach.wire.raw_stdio import as_object, expects_reply
 
 #: How long to wait for a reply before deciding the server sent none (as RawStdioServer).
 REPLY_TIMEOUT = 5.0
@@ -78,7 +79,7 @@ class RawMemoryServer:
         """Send one message: a dict as the JSON object it is, a str as the exact text of a stdio line."""
         self._require_stack()
         line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
-        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, _as_object(line), _now()))
+        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, as_object(line), _now()))
         checked = check_frame(line.encode())
         if isinstance(checked, Rejected):  # answered as the stdio server answers an unreadable line
             self._rejections.append(checked.reply.model_dump(by_alias=True, mode="json", exclude_unset=True))
@@ -103,16 +104,7 @@ class RawMemoryServer:
     async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
         """Send one message and return the server's reply (``None`` for a notification: none comes)."""
         await self.send(message)
-        expects_reply = not (isinstance(message, dict) and "method" in message and "id" not in message)
-        return await self.receive(timeout if expects_reply else 0.05)
-
-
-def _as_object(line: str) -> dict[str, Any]:
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return {"raw": line}
-    return value if isinstance(value, dict) else {"raw": line}
+        return await self.receive(timeout if expects_reply(message) else 0.05)
 
 
 def _now() -> float:

@@ -71,7 +71,7 @@ class RawStdioServer:
         """Write one line: a dict is encoded as JSON, a str is sent exactly as given."""
         process = self._require_process()
         line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
-        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, _as_object(line), _now()))
+        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, as_object(line), _now()))
         assert process.stdin is not None
         process.stdin.write(line.encode() + b"\n")
         await process.stdin.drain()
@@ -86,7 +86,7 @@ class RawStdioServer:
             return None
         if not line:
             return None
-        message = _as_object(line.decode().rstrip("\n"))
+        message = as_object(line.decode().rstrip("\n"))
         self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, _now()))
         return message
 
@@ -102,15 +102,17 @@ class RawStdioServer:
     async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
         """Send one line and return the server's reply (``None`` for a notification: none comes)."""
         await self.send(message)
-        wait = timeout if _expects_reply(message) else 0.3
+        wait = timeout if expects_reply(message) else 0.3
         return await self.receive(wait)
 
 
-def _expects_reply(message: dict[str, Any] | str) -> bool:
+def expects_reply(message: dict[str, Any] | str) -> bool:
+    """False for a notification (a method and no id): nothing comes back for it."""
     return not (isinstance(message, dict) and "method" in message and "id" not in message)
 
 
-def _as_object(line: str) -> dict[str, Any]:
+def as_object(line: str) -> dict[str, Any]:
+    """One line as the capture keeps it: a JSON object, or ``{"raw": line}`` for anything else."""
     try:
         value = json.loads(line)
     except ValueError:
