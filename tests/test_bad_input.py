@@ -114,7 +114,10 @@ CASES: dict[str, Case] = {
         lambda peer: encoded(peer.request(1, "tools/frobnicate")), "error", "Method not found", -32601
     ),
     "tools/call without a name": Case(
-        lambda peer: encoded(peer.request(1, "tools/call", {"arguments": {}})), "error", "", -32602
+        lambda peer: encoded(peer.request(1, "tools/call", {"arguments": {}})),
+        "error",
+        "Invalid params for tools/call: params.name is missing.",
+        -32602,
     ),
     "invalid JSON": refused(raw(b'{"jsonrpc": "2.0", "id": 1, "method": '), -32700, "Parse error: not valid JSON"),
     "non-JSON bytes": refused(raw(b"\xff\xfe\x00binary"), -32700, "Parse error: the message is not UTF-8"),

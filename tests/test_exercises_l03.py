@@ -203,12 +203,12 @@ def test_03_2_a_wrong_argument_value_is_a_tool_error(run) -> None:
     expect_failure("03.2", namespace, "the first two lines sent on error_server")
 
 
-def test_03_2_the_first_request_decides_the_era(run) -> None:
+def test_03_2_a_request_without_envelope_is_told_to_carry_one(run) -> None:
     bare = raw_request(1, "tools/run", envelope=False)
     shape = raw_request(2, "tools/call", {"name": "calculator_add", "arguments": [1]})
     namespace = {"method_not_found": bare, "invalid_params": shape, "error_server": run(_sent, bare, shape)}
-    message = expect_failure("03.2", {**namespace, "codes": [-32601, -32602]}, "picks a connection's era")
-    assert "what the server answered to invalid_params" in message
+    message = expect_failure("03.2", {**namespace, "codes": [-32601, -32602]}, "read no protocol version")
+    assert "what the server answered to method_not_found" in message
 
 
 def test_03_2_codes_must_be_read_from_the_replies(run) -> None:

@@ -202,11 +202,15 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
     )
     first = classify_reply(reply_to(error_server.capture, method_not_found["id"]))
     second = classify_reply(reply_to(error_server.capture, invalid_params["id"]))
+    no_envelope = first.code == -32602 and "has no" in first.text
     check.equal(
         (first.kind, first.code),
         ("protocol error", -32601),
         "what the server answered to method_not_found",
-        hint="use a method MCP does not define, and give the request the envelope (raw_request adds it)",
+        hint="the server read no protocol version in it: give it the envelope (raw_request adds it unless "
+        "envelope=False)"
+        if no_envelope
+        else "use a method MCP does not define, and give the request the envelope (raw_request adds it)",
     )
     if second.kind == "tool error":
         hint = (

@@ -8,17 +8,13 @@ in-process.
 from __future__ import annotations
 
 import math
-import reprlib
 
 from fastmcp import FastMCP
-from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
-from fastmcp.server.middleware import Middleware, MiddlewareContext
-from mcp.shared.exceptions import MCPError
-from pydantic import ValidationError as PydanticValidationError
+from fastmcp.exceptions import ToolError
+
+from mcp_teach.servers.explained_errors import ExplainInvalidArguments, explain_invalid_params
 
 SERVER_NAME = "mcp-teach-calculator"
-#: JSON-RPC "Invalid params": what the specification answers a call of an unknown tool with.
-INVALID_PARAMS = -32602
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
 SERVER_VERSION = "1.0.0"
 SERVER_INSTRUCTIONS = (
@@ -65,48 +61,6 @@ TOOLS = {
 }
 
 
-def short_repr(value: object, limit: int = 60) -> str:
-    """``repr(value)`` cut to about ``limit`` characters: a 2 MB argument is not echoed back whole."""
-    shortener = reprlib.Repr()
-    shortener.maxstring = shortener.maxlong = shortener.maxother = limit
-    return shortener.repr(value)
-
-
-def explain_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
-    """One readable sentence per wrong argument, instead of pydantic's full report."""
-    problems = []
-    for item in error.errors():
-        name = short_repr(".".join(str(part) for part in item["loc"]) or "arguments")[1:-1]
-        if item["type"] in ("missing", "missing_argument"):
-            problems.append(f"argument '{name}' is missing")
-        elif item["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
-            problems.append(f"unexpected argument '{name}'")
-        else:
-            problems.append(f"argument '{name}': {item['msg']} (got {short_repr(item['input'])})")
-    return f"Invalid arguments for {tool}: " + "; ".join(problems) + "."
-
-
-class ExplainInvalidArguments(Middleware):
-    """Say what to fix: wrong, missing or extra arguments as a short tool error, an unknown tool as -32602.
-
-    The specification puts the two apart (2025-11-25 and 2026-07-28, server/tools, Error Handling): an unknown
-    tool is a protocol error, JSON-RPC ``-32602`` ("Unknown tool: ..."); input validation errors are tool
-    execution errors (``isError: true``), which a model can read and correct. Both messages name the fix.
-    """
-
-    async def on_call_tool(self, context: MiddlewareContext, call_next):
-        try:
-            return await call_next(context)
-        except NotFoundError:
-            known = ", ".join(sorted(tool.name for tool in await context.fastmcp_context.fastmcp.list_tools()))
-            message = f"Unknown tool: {short_repr(context.message.name)}. This server has: {known}."
-            raise MCPError(INVALID_PARAMS, message) from None
-        except ValidationError as error:
-            if not isinstance(error.__cause__, PydanticValidationError):
-                raise
-            raise ToolError(explain_invalid_arguments(context.message.name, error.__cause__)) from error
-
-
 def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
     """Create a fresh calculator server with the four calculator_* tools.
 
@@ -122,5 +76,4 @@ def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
     )
     for function, (title, description) in TOOLS.items():
         server.tool(function, title=title, description=description)
-    return server
-
+    return explain_invalid_params(server)

@@ -130,7 +130,7 @@ def guarded_http_app(
         stateless_http=stateless,
         host_origin_protection="auto",
         allowed_hosts=allowed_hosts(host),
-        middleware=[*loop_known, *token_check, json_rpc_guard(transport, path)],
+        middleware=[*loop_known, *token_check, json_rpc_guard(transport, path, stateless)],
     )
     _remember_host_origin_answers(app)
     return app

@@ -10,8 +10,10 @@ with pydantic's full report; both answer a ``tools/call`` without ``id`` with
 :func:`~mcp_teach.transports.frames.check_frame` as the stdio server (same codes,
 same wording), and answers ``400`` (``413`` when too large) with a JSON-RPC
 error body. A notification that should have been a request is refused too:
-HTTP, unlike stdio, has a response in which to say so. Everything else goes on
-to mcp unchanged.
+HTTP, unlike stdio, has a response in which to say so. With sessions (streamable
+HTTP, not stateless), a request with neither an ``MCP-Protocol-Version`` header
+nor a session is told how to join either era (:mod:`.envelope`): mcp answers it
+``Missing session ID``. Everything else goes on to mcp unchanged.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_teach.transports.envelope import http_refusal
 from mcp_teach.transports.frames import (
     MAX_MESSAGE_BYTES,
     Rejected,
@@ -40,6 +43,11 @@ def _declared_length(scope: Scope) -> int | None:
         if name == b"content-length":
             return int(value) if value.isdigit() else None
     return None
+
+
+def _era_headers(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers that say its era: ``mcp-protocol-version`` and ``mcp-session-id``."""
+    return {name: value for name, value in scope["headers"] if name in (b"mcp-protocol-version", b"mcp-session-id")}
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> tuple[bytes, int] | None:
@@ -106,10 +114,13 @@ def _needs_an_id(method: str) -> Rejected:
 class JsonRpcGuard:
     """ASGI middleware: check the JSON-RPC message POSTed to ``paths`` before the MCP transport reads it."""
 
-    def __init__(self, app: ASGIApp, paths: Iterable[str], limit: int = MAX_MESSAGE_BYTES) -> None:
+    def __init__(
+        self, app: ASGIApp, paths: Iterable[str], limit: int = MAX_MESSAGE_BYTES, sessions: bool = False
+    ) -> None:
         self.app = app
         self.paths = {path.rstrip("/") for path in paths}
         self.limit = limit
+        self.sessions = sessions  # a legacy request then needs a session: one without any is told how to fix it
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") not in self.paths:
@@ -119,15 +130,18 @@ class JsonRpcGuard:
         if read is None:
             return
         body, size = read
-        refusal = _refusal(body, size, self.limit)
+        refusal = _refusal(body, size, self.limit, scope if self.sessions else None)
         if refusal is None:
             await self.app(scope, _Replay(receive, body), send)
         else:
             await refusal(scope, receive, send)
 
 
-def _refusal(body: bytes, size: int, limit: int) -> Response | None:
-    """The error response for a body mcp should not get, or None (the parsed message is not kept meanwhile)."""
+def _refusal(body: bytes, size: int, limit: int, session_scope: Scope | None) -> Response | None:
+    """The error response for a body mcp should not get, or None (the parsed message is not kept meanwhile).
+
+    ``session_scope``: the request, when its server keeps sessions (see :func:`.envelope.http_refusal`).
+    """
     if size > limit:
         return _reply(too_large(size, limit), 413)
     checked = check_frame(body, limit=limit)
@@ -135,10 +149,17 @@ def _refusal(body: bytes, size: int, limit: int) -> Response | None:
         return _reply(checked, 400)
     if is_misplaced_notification(checked):
         return _reply(_needs_an_id(checked.method), 400)
-    return None
+    no_era = None
+    if session_scope is not None and isinstance(checked, types.JSONRPCRequest):
+        no_era = http_refusal(checked, _era_headers(session_scope))
+    return None if no_era is None else _reply(no_era, 400)
 
 
-def json_rpc_guard(transport: str, path: str) -> Middleware:
-    """The guard for an app built by ``FastMCP.http_app``: SSE takes messages on its message path, not on ``path``."""
+def json_rpc_guard(transport: str, path: str, stateless: bool = False) -> Middleware:
+    """The guard for an app built by ``FastMCP.http_app``: SSE takes messages on its message path, not on ``path``.
+
+    SSE and stateless streamable HTTP have no sessions to miss (an SSE message URL names its own).
+    """
     message_path = fastmcp.settings.message_path if transport == "sse" else path
-    return Middleware(JsonRpcGuard, paths=[message_path])
+    sessions = transport == "streamable-http" and not stateless
+    return Middleware(JsonRpcGuard, paths=[message_path], sessions=sessions)

@@ -89,6 +89,7 @@ async def serve_http(
     port: int = 0,
     path: str | None = None,
     token: str | None = None,
+    stateless: bool = False,
 ) -> AsyncIterator[str]:
     """Serve ``server`` (default: a fresh calculator) over HTTP until the block exits.
 
@@ -97,12 +98,13 @@ async def serve_http(
         async with serve_http("sse") as url:
             async with Client(url) as client: ...
 
-    With ``token``, clients must send it: ``Client(url, auth=token)``.
+    With ``token``, clients must send it: ``Client(url, auth=token)``. ``stateless`` (streamable HTTP):
+    no sessions, as in the large-class mode.
     """
     if transport not in DEFAULT_PATHS:
         raise ValueError(f"serve_http serves 'sse' or 'streamable-http', not {transport!r}")
     path = path or DEFAULT_PATHS[transport]
-    app = guarded_http_app(server or build_calculator_server(), transport, path, host, token)
+    app = guarded_http_app(server or build_calculator_server(), transport, path, host, token, stateless)
     sock = bind_socket(host, port)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
     uvicorn_server = _InProcessServer(config)

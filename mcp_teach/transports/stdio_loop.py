@@ -5,6 +5,9 @@ hits at once:
 
 - a line it cannot read (not JSON, not JSON-RPC, too large) gets no reply at
   all; here it gets ``-32700`` or ``-32600`` (see :mod:`mcp_teach.transports.frames`);
+- a request that carries no protocol version and comes before any handshake
+  gets ``-32602 "Invalid request parameters"`` and nothing else; here it is told
+  what is missing and how to fix it (see :mod:`mcp_teach.transports.envelope`);
 - when stdin closes, requests still being handled are cancelled, so
   ``cat requests.jsonl | python -m mcp_teach.server`` loses results; here every
   request already read is answered before the server exits.
@@ -32,6 +35,7 @@ from fastmcp import FastMCP
 from fastmcp.server.context import reset_transport, set_transport
 from mcp.shared.message import SessionMessage
 
+from mcp_teach.transports.envelope import stdio_refusal
 from mcp_teach.transports.frames import MAX_MESSAGE_BYTES, Rejected, check_frame, is_misplaced_notification, too_large
 
 logger = logging.getLogger(__name__)
@@ -125,6 +129,7 @@ async def _read_requests(
     pending: _PendingRequests,
 ) -> None:
     """Pass readable messages to the server, answer unreadable ones, and at EOF wait for pending answers."""
+    handshake_seen = False
     async with to_server, replies, lines:
         async for line in lines:
             if line == b"":
@@ -134,6 +139,10 @@ async def _read_requests(
                 await replies.send(SessionMessage(checked.reply))
                 continue
             if isinstance(checked, types.JSONRPCRequest):
+                if refusal := stdio_refusal(checked, handshake_seen):
+                    await replies.send(SessionMessage(refusal.reply))
+                    continue
+                handshake_seen = handshake_seen or checked.method == "initialize"
                 pending.add(checked.id)
             elif isinstance(checked, types.JSONRPCNotification) and checked.method == "notifications/cancelled":
                 pending.answered((checked.params or {}).get("requestId"))  # a cancelled request gets no answer
