@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab_parser.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab")
     lab_parser.set_defaults(handler=lab)
-    serve_parser = commands.add_parser("serve", help="run the calculator MCP server")
+    serve_parser = commands.add_parser("serve", help="run a course MCP server (default: the calculator)")
     add_serve_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
     transports = ("stdio", "sse", "streamable-http", "in-memory")

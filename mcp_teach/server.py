@@ -12,12 +12,19 @@ import sys
 from collections.abc import Sequence
 
 from mcp_teach.config import TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
+from mcp_teach.servers.catalogue import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.options import check_class_mode
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.server``."""
+    parser.add_argument(
+        "--server",
+        choices=SERVER_NAMES,
+        default=DEFAULT_SERVER,
+        help=f"which course server to run (default: {DEFAULT_SERVER}; knowledge: documents, resources and prompts)",
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, help="how clients connect (default: MCP_TRANSPORT or stdio)")
     parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="TCP port, 0 for any free one (default: MCP_PORT or 8000)")
@@ -63,7 +70,8 @@ def _is_loopback(host: str) -> bool:
 
 
 def serve(args: argparse.Namespace) -> int:
-    """Run the calculator server with the options given, falling back to settings."""
+    """Run the server chosen with ``--server`` (the calculator by default) with the options given, falling back to
+    settings."""
     settings = load_settings()
     transport = args.transport or settings.mcp_transport
     host = args.host or settings.mcp_host
@@ -86,13 +94,16 @@ def serve(args: argparse.Namespace) -> int:
         token=token,
         workers=args.workers,
         stateless=args.stateless,
+        server_name=args.server,
     )
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m mcp_teach.server``: exit code 0 on Ctrl-C or SIGTERM, 2 for a bad setting."""
-    parser = argparse.ArgumentParser(prog="python -m mcp_teach.server", description="Run the calculator MCP server.")
+    parser = argparse.ArgumentParser(
+        prog="python -m mcp_teach.server", description="Run a course MCP server (the calculator by default)."
+    )
     add_serve_arguments(parser)
     args = parser.parse_args(argv)
     try:

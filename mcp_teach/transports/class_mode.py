@@ -6,7 +6,7 @@ kernel hands each new connection to one of them, and Ctrl-C or SIGTERM stops
 them all (a worker whose supervisor was killed outright stops by itself; one
 that dies is replaced). A worker cannot receive the parent's app object, so each one builds
 its own with :func:`worker_app` from an :class:`AppSettings` (pickled to the
-worker, token included, never printed): same tools, Host/Origin guard,
+worker, token included, never printed; the server by its catalogue name): same tools, Host/Origin guard,
 JSON-RPC guard and class token as a single-process server.
 
 Several workers need ``--stateless``: a 2025-11-25 (legacy) client gets an
@@ -32,12 +32,18 @@ import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.supervisors import Multiprocess
 
-from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.servers.catalogue import DEFAULT_SERVER, build_server
 from mcp_teach.transports.http_app import HttpTransport, guarded_http_app
 from mcp_teach.transports.options import check_class_mode
 
-#: Each worker prints this, its pid and ``ready`` on stderr when it accepts connections.
+#: Each worker prints this, its pid and ``ready`` on stderr when it accepts connections (the calculator's
+#: workers; another server's say its own name, see :func:`worker_ready`).
 WORKER_READY = "mcp-teach calculator: worker process"
+
+
+def worker_ready(server_name: str = DEFAULT_SERVER) -> str:
+    """What the workers of ``server_name`` print before their pid and ``ready``."""
+    return f"mcp-teach {server_name}: worker process"
 
 
 @dataclass(frozen=True)
@@ -49,13 +55,16 @@ class AppSettings:
     host: str
     stateless: bool = False
     token: str | None = field(default=None, repr=False)
+    #: Which server of :mod:`mcp_teach.servers.catalogue` each worker builds.
+    server_name: str = DEFAULT_SERVER
 
 
 class _AnnounceReady:
     """ASGI wrapper: says ``worker process <pid> ready`` on stderr once the app has started."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, server_name: str = DEFAULT_SERVER) -> None:
         self.app = app
+        self.ready = worker_ready(server_name)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "lifespan":
@@ -65,7 +74,7 @@ class _AnnounceReady:
         async def announce(message: Message) -> None:
             await send(message)
             if message["type"] == "lifespan.startup.complete":
-                print(f"{WORKER_READY} {os.getpid()} ready", file=sys.stderr, flush=True)
+                print(f"{self.ready} {os.getpid()} ready", file=sys.stderr, flush=True)
 
         await self.app(scope, receive, announce)
 
@@ -90,9 +99,9 @@ def _stop_with_parent() -> None:
 def worker_app(settings: AppSettings) -> ASGIApp:
     """The ASGI app of one worker (called by uvicorn in each worker process)."""
     _stop_with_parent()
-    server = build_calculator_server()
+    server = build_server(settings.server_name)
     app = guarded_http_app(server, settings.transport, settings.path, settings.host, settings.token, settings.stateless)
-    return _AnnounceReady(app)
+    return _AnnounceReady(app, settings.server_name)
 
 
 def worker_config(settings: AppSettings, workers: int) -> uvicorn.Config:

@@ -17,7 +17,7 @@ from fastmcp import FastMCP
 from fastmcp.utilities.logging import temporary_log_level
 
 from mcp_teach.config import LOOPBACK, Transport
-from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.servers.catalogue import DEFAULT_SERVER, build_server
 from mcp_teach.transports.options import check_class_mode, describe_mode
 from mcp_teach.transports.stdio_loop import serve_stdio
 
@@ -44,31 +44,34 @@ def run_server(
     token: str | None = None,
     workers: int = 1,
     stateless: bool = False,
+    server_name: str = DEFAULT_SERVER,
 ) -> None:
-    """Run the calculator until Ctrl-C or SIGTERM, then return normally.
+    """Run a server until Ctrl-C or SIGTERM, then return normally: ``server``, or a fresh one named ``server_name``
+    in :mod:`mcp_teach.servers.catalogue` (the calculator by default).
 
     stdio: only JSON-RPC is written to stdout, every line answered (see :mod:`.stdio_loop`); logs go to stderr.
     HTTP: the URL to connect to is printed on stderr first (never the ``token``, which clients must send).
-    ``workers`` > 1 serves streamable HTTP from that many processes, each with its own fresh calculator;
+    ``workers`` > 1 serves streamable HTTP from that many processes, each building its own ``server_name``;
     ``stateless`` keeps no session between requests (see :mod:`.class_mode`).
     """
     if token and transport == "stdio":
         raise ValueError("a class token protects the HTTP transports; stdio has no requests to check it on")
     check_class_mode(transport, workers, stateless)
     if server is not None and workers > 1:
-        raise ValueError("each worker builds its own calculator: pass no server object with workers > 1")
-    server = server or build_calculator_server()
+        raise ValueError("each worker builds its own server: pass server_name, not a server object, with workers > 1")
+    server = server or build_server(server_name)
     stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         if transport == "stdio":
             with temporary_log_level("WARNING"):
                 anyio.run(serve_stdio, server)
         else:
-            _serve_http(server, transport, host, port, path, token, workers, stateless)
+            _serve_http(server, server_name, transport, host, port, path, token, workers, stateless)
 
 
 def _serve_http(
     server: FastMCP,
+    server_name: str,
     transport: HttpTransport,
     host: str,
     port: int,
@@ -89,9 +92,11 @@ def _serve_http(
     url = server_url(host, sock.getsockname()[1], path)
     needs = "class token required; " if token else ""
     mode = describe_mode(workers, stateless)
-    print(f"mcp-teach calculator: {transport} on {url}  ({mode}{needs}Ctrl-C stops it)", file=sys.stderr, flush=True)
+    print(f"mcp-teach {server_name}: {transport} on {url}  ({mode}{needs}Ctrl-C stops it)", file=sys.stderr, flush=True)
     if workers > 1:
-        class_mode.serve_workers(sock, class_mode.AppSettings(transport, path, host, stateless, token), workers)
+        class_mode.serve_workers(
+            sock, class_mode.AppSettings(transport, path, host, stateless, token, server_name), workers
+        )
         return
     app = guarded_http_app(server, transport, path, host, token, stateless)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)

@@ -1,0 +1,216 @@
+"""Lesson 08: seed 001's double-import trap, run for real with ``python -m``, and its fix.
+
+``python -m demo.main`` loads ``demo/main.py`` as the module ``__main__``. When ``demo/tools.py`` then does
+``from demo.main import register_tool``, Python finds no ``demo.main`` in ``sys.modules`` and loads the same
+file a second time, as ``demo.main``: two module objects, two ``TOOLS`` registries. The decorator in
+``tools.py`` writes into ``demo.main.TOOLS``; the server started by ``__main__`` reads ``__main__.TOOLS``, which
+holds only the tool defined in ``main.py`` itself. The fix: the registry in its own module
+(``demo/registry.py``), which every module imports under one name, so there is one module object whoever
+imports it.
+
+:func:`run_double_import_demo` writes both versions of a tiny package into a temporary directory, runs each
+as ``python -m <package>.main`` (a real low-level MCP server over stdio), asks it ``tools/list`` and reads
+what each module reported on stderr. The directory is removed afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp_teach.display.show import table
+from mcp_teach.wire.plain_text import PlainText
+
+#: How long a demo server may take to start and answer (it imports the mcp SDK: about a second).
+TIMEOUT = 20.0
+
+_SERVE = '''
+def serve():
+    """A low-level MCP server over stdio listing the tools this module's TOOLS holds."""
+    import sys
+
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    main = sys.modules["__main__"]  # multiprocessing aliases it as __mp_main__: one object, counted once
+    same_file = sorted(
+        n for n, m in list(sys.modules.items())
+        if getattr(m, "__file__", None) == __file__ and (n == "__main__" or m is not main)
+    )
+    print(f"SERVER module {__name__!r} reads TOOLS at {id(TOOLS):#x}: {sorted(TOOLS)}", file=sys.stderr)
+    print(f"LOADED main.py as {same_file}", file=sys.stderr, flush=True)
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[
+            types.Tool(name=name, description=fn.__doc__, input_schema={"type": "object"}) for name, fn in TOOLS.items()
+        ])
+
+    async def main():
+        server = Server("double-import-demo", version="1.0.0", on_list_tools=list_tools)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
+'''
+
+_REGISTRY = '''
+TOOLS = {}
+
+
+def register_tool(fn):
+    """Record fn in TOOLS under its name."""
+    import sys
+
+    TOOLS[fn.__name__] = fn
+    print(f"REGISTER {fn.__name__} into TOOLS of module {__name__!r} at {id(TOOLS):#x}", file=sys.stderr)
+    return fn
+'''
+
+_ADD = '''
+
+@register_tool
+def add(a, b):
+    """Add two numbers."""
+    return a + b
+
+
+import {package}.tools  # noqa: E402  (registers the tools defined there)
+'''
+
+_TOOLS = '''from {package}.{home} import register_tool
+
+
+@register_tool
+def subtract(a, b):
+    """Subtract b from a."""
+    return a - b
+
+
+@register_tool
+def multiply(a, b):
+    """Multiply two numbers."""
+    return a * b
+'''
+
+_MAIN_GUARD = """
+
+if __name__ == "__main__":
+    serve()
+"""
+
+
+def demo_files(package: str, *, fixed: bool) -> dict[str, str]:
+    """The files of the demo package: ``main.py`` and ``tools.py`` (and ``registry.py`` when ``fixed``)."""
+    if fixed:
+        main = f"from {package}.registry import TOOLS, register_tool\n" + _ADD.format(package=package)
+        files = {"registry.py": _REGISTRY, "tools.py": _TOOLS.format(package=package, home="registry")}
+    else:
+        main = _REGISTRY + _ADD.format(package=package)
+        files = {"tools.py": _TOOLS.format(package=package, home="main")}
+    return {"__init__.py": "", "main.py": main + _SERVE + _MAIN_GUARD, **files}
+
+
+@dataclass(frozen=True)
+class DemoRun:
+    """One ``python -m <package>.main`` run: what it listed over MCP and what its modules said."""
+
+    variant: str
+    command: str
+    #: The tool names the running server answered to ``tools/list``.
+    listed: list[str]
+    #: The module objects ``main.py`` was loaded as, by name (``['__main__', 'broken.main']``: twice).
+    main_loaded_as: list[str]
+    #: ``REGISTER ...`` and ``SERVER ...`` lines from stderr, in order.
+    log: list[str]
+
+
+@dataclass(frozen=True, repr=False)
+class DoubleImportDemo(PlainText):
+    broken: DemoRun
+    fixed: DemoRun
+    #: The files each version consists of (file name -> text), for showing in the lesson.
+    files: dict[str, dict[str, str]]
+
+    def table(self) -> Any:
+        rows = [
+            [run.variant, run.command, ", ".join(run.main_loaded_as), ", ".join(run.listed) or "(none)"]
+            for run in (self.broken, self.fixed)
+        ]
+        return table(["version", "command", "main.py loaded as", "tools/list answers"], rows)
+
+    def text(self) -> str:
+        logs = [f"{run.variant}:\n" + "\n".join(f"  {line}" for line in run.log) for run in (self.broken, self.fixed)]
+        return f"{self.table()!r}\n\n" + "\n".join(logs)
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+
+async def _run(root: Path, package: str, variant: str) -> DemoRun:
+    command = [sys.executable, "-m", f"{package}.main"]
+    environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ""}
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        cwd=root,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=environment,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    request = {  # one 2026-07-28 request: no handshake needed
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "mcp-teach-client", "version": "1.0.0"},
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    try:
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+        await process.stdin.drain()
+        line = await asyncio.wait_for(process.stdout.readline(), TIMEOUT)
+        process.stdin.close()
+        _, stderr = await asyncio.wait_for(process.communicate(), TIMEOUT)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    reply = json.loads(line)
+    lines = stderr.decode(errors="replace").splitlines()
+    loaded = next((line for line in lines if line.startswith("LOADED main.py as ")), "LOADED main.py as []")
+    return DemoRun(
+        variant,
+        f"python -m {package}.main",
+        [tool["name"] for tool in reply["result"]["tools"]],
+        json.loads(loaded.removeprefix("LOADED main.py as ").replace("'", '"')),
+        [line for line in lines if line.startswith(("REGISTER ", "SERVER "))],
+    )
+
+
+async def run_double_import_demo() -> DoubleImportDemo:
+    """Run the broken and the fixed package side by side (both at once: about a second) and compare them."""
+    versions = {"broken": demo_files("broken", fixed=False), "fixed": demo_files("fixed", fixed=True)}
+    with tempfile.TemporaryDirectory(prefix="mcp-teach-l08-") as directory:
+        root = Path(directory)
+        for package, files in versions.items():
+            (root / package).mkdir()
+            for name, text in files.items():
+                (root / package / name).write_text(text)
+        broken, fixed = await asyncio.gather(
+            _run(root, "broken", "broken: the registry in main.py"),
+            _run(root, "fixed", "fixed: the registry in registry.py"),
+        )
+    return DoubleImportDemo(broken, fixed, versions)

@@ -1,0 +1,208 @@
+"""The knowledge MCP server: the course's documents as tools, resources and prompts, with completion.
+
+One server for all three primitives, and who decides what each one puts in front of the model: the model
+calls ``search_documents``/``get_document``, the application reads ``docs://`` resources, the user picks a
+prompt. Run it with ``python -m mcp_teach.server --server knowledge``; the documents and the ranking live in
+:mod:`mcp_teach.servers.knowledge_base`.
+"""
+
+# No ``from __future__ import annotations`` here: fastmcp compares a prompt parameter's annotation with ``str``
+# and, for the string ``"str"``, appends "Provide a value matching the following JSON schema" to its description.
+
+from typing import Annotated, Any
+
+import mcp_types
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.prompts import Message
+from fastmcp.resources import BinaryResource, TextResource
+from pydantic import Field
+
+from mcp_teach.servers import knowledge_base as kb
+from mcp_teach.servers.explained_errors import ExplainInvalidArguments, explain_invalid_params
+from mcp_teach.servers.lookup_errors import bad_argument, explain_unknown_names
+
+SERVER_NAME = "mcp-teach-knowledge"
+#: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
+SERVER_VERSION = "1.0.0"
+SERVER_INSTRUCTIONS = (
+    "A small knowledge base about MCP for the mcp-teach course. Find pages with search_documents, "
+    "read one with get_document or the docs://{doc_id} resources."
+)
+INDEX_URI = "docs://index"
+IMAGE_URI = "docs://images/connection.png"
+TEMPLATE_URI = "docs://{doc_id}"
+#: The values of ``summarize_document``'s ``style``, and the instruction each one gives.
+STYLES = {
+    "bullet": "as three to five short bullet points",
+    "paragraph": "as one paragraph of three or four sentences",
+    "tweet": "in one sentence of at most 280 characters",
+}
+#: Who a document is for and how much it matters (``annotations`` of each document resource).
+AUDIENCE: list[mcp_types.Role] = ["user", "assistant"]
+
+
+class _SizedText(TextResource):
+    """A text resource that reports its ``size`` in ``resources/list`` (fastmcp leaves it out)."""
+
+    def to_mcp_resource(self, **overrides: Any) -> mcp_types.Resource:
+        return super().to_mcp_resource(**overrides).model_copy(update={"size": len(self.text.encode())})
+
+
+class _SizedBinary(BinaryResource):
+    """A binary resource that reports its ``size`` in ``resources/list``."""
+
+    def to_mcp_resource(self, **overrides: Any) -> mcp_types.Resource:
+        return super().to_mcp_resource(**overrides).model_copy(update={"size": len(self.data)})
+
+
+def document(doc_id: str) -> kb.Document:
+    """The document ``doc_id``, or ``KeyError`` with a sentence naming the known ids."""
+    documents = kb.load_documents()
+    if doc_id not in documents:
+        raise KeyError(kb.unknown_document(doc_id))
+    return documents[doc_id]
+
+
+def search_documents(
+    query: Annotated[str, Field(description="Words to look for, e.g. 'streamable http session'.")],
+    top_k: Annotated[
+        int,
+        # Advertised in the schema, checked in the function: the error then names the whole range.
+        Field(description="How many results, 1 to 20.", json_schema_extra={"minimum": 1, "maximum": 20}),
+    ] = 5,
+) -> list[kb.SearchHit]:
+    """Rank the documents by the query's words: 3 points per word in the title, 1 per word in the text."""
+    try:
+        return kb.search(query, top_k)
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+
+
+def get_document(
+    doc_id: Annotated[str, Field(description="A document id from search_documents or docs://index.")],
+) -> str:
+    """Return the whole Markdown text of one document."""
+    try:
+        return document(doc_id).text
+    except KeyError as error:
+        raise ToolError(error.args[0]) from None
+
+
+def read_template(doc_id: str) -> str:
+    """``docs://{doc_id}``: the same text as the document's own resource, for a URI the client built."""
+    try:
+        return document(doc_id).text
+    except KeyError as error:
+        # -32602 from fastmcp, which ExplainUnknownNames turns into the era's "not found" listing the URIs.
+        # (fastmcp's NotFoundError raised here would reach the client as -32603 "Error reading resource".)
+        raise bad_argument(error.args[0]) from None
+
+
+def summarize_document(doc_id: str, style: str) -> list[Message]:
+    """Ask the model to summarize one document in a chosen style: the document travels as an embedded resource.
+
+    Args:
+        doc_id: The document to summarize, e.g. 'tools' (completion suggests the ids).
+        style: One of: bullet, paragraph, tweet.
+    """
+    if style not in STYLES:
+        raise bad_argument(f"Unknown style {style!r} for summarize_document. Use one of: {', '.join(STYLES)}.")
+    try:
+        page = document(doc_id)
+    except KeyError as error:
+        raise bad_argument(f"{error.args[0]} (argument 'doc_id' of summarize_document)") from None
+    resource = mcp_types.EmbeddedResource(
+        type="resource",
+        resource=mcp_types.TextResourceContents(uri=f"docs://{doc_id}", text=page.text, mime_type="text/markdown"),
+    )
+    return [
+        Message(f"Summarize the document '{page.title}' {STYLES[style]}. Use only what the document says."),
+        Message(resource),
+    ]
+
+
+def course_overview() -> str:
+    """Start here: what the knowledge base holds, in reading order (a prompt without arguments)."""
+    pages = "\n".join(f"- {d.doc_id}: {d.title}" for d in kb.load_documents().values())
+    return (
+        "I am learning the Model Context Protocol. The knowledge base has these pages:\n"
+        f"{pages}\n"
+        "Suggest an order to read them in, one sentence per page on what I will learn."
+    )
+
+
+def complete(
+    ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+    argument: mcp_types.CompletionArgument,
+    context: mcp_types.CompletionContext | None,
+) -> list[str]:
+    """Values starting with what was typed: document ids for ``doc_id``, the styles for ``style``.
+
+    Unknown prompts, templates and argument names never get here: :mod:`.lookup_errors` refuses them first.
+    """
+    values = STYLES if argument.name == "style" else kb.load_documents()
+    typed = argument.value.lower()
+    return [value for value in values if value.startswith(typed)]
+
+
+def build_knowledge_server() -> FastMCP:
+    """Create a fresh knowledge server: two tools, the index, one resource per document, an image, a template,
+    two prompts and completion."""
+    server = FastMCP(
+        SERVER_NAME,
+        instructions=SERVER_INSTRUCTIONS,
+        version=SERVER_VERSION,
+        middleware=[ExplainInvalidArguments()],
+    )
+    server.tool(search_documents, title="Search Documents")
+    server.tool(get_document, title="Get Document")
+    documents = kb.load_documents()
+    index = [
+        {"doc_id": d.doc_id, "title": d.title, "uri": f"docs://{d.doc_id}", "size": d.size} for d in documents.values()
+    ]
+    server.add_resource(
+        _SizedText(
+            uri=INDEX_URI,
+            name="index",
+            title="Index of the documents",
+            description="Every document's id, title, URI and size in bytes (JSON).",
+            mime_type="application/json",
+            text=kb.json_text(index),
+            annotations=mcp_types.Annotations(audience=AUDIENCE, priority=1.0),
+        )
+    )
+    for page in documents.values():
+        server.add_resource(
+            _SizedText(
+                uri=f"docs://{page.doc_id}",
+                name=page.doc_id,
+                title=page.title,
+                description=f"The course page '{page.title}' (Markdown).",
+                mime_type="text/markdown",
+                text=page.text,
+                annotations=mcp_types.Annotations(audience=AUDIENCE, priority=page.priority),
+            )
+        )
+    server.add_resource(
+        _SizedBinary(
+            uri=IMAGE_URI,
+            name="connection-image",
+            title="Host, client and server",
+            description="A 16x16 PNG: two boxes joined by a line (a binary resource, read as a base64 blob).",
+            mime_type="image/png",
+            data=kb.load_image(),
+            annotations=mcp_types.Annotations(audience=["user"], priority=0.2),
+        )
+    )
+    server.resource(
+        TEMPLATE_URI,
+        name="document",
+        title="A document by id",
+        description="Any document of the index by its id; completion suggests the ids.",
+        mime_type="text/markdown",
+    )(read_template)
+    server.prompt(summarize_document, title="Summarize a document")
+    server.prompt(course_overview, title="Course overview")
+    server.completion(complete)
+    return explain_invalid_params(explain_unknown_names(server))
