@@ -26,6 +26,9 @@ corrected request would then be refused too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import mcp_types as types
 
 from mcp_teach.transports.frames import Rejected
@@ -42,9 +45,9 @@ NO_ERA_NEEDED = frozenset({"initialize", "ping"})
 HANDSHAKE_FIX = 'or open a 2025-11-25 session first ("initialize", then "notifications/initialized")'
 
 
-def missing_envelope_keys(request: types.JSONRPCRequest) -> list[str]:
-    """The required 2026-07-28 ``_meta`` keys this request lacks (all of them when it has no ``_meta``)."""
-    meta = (request.params or {}).get("_meta")
+def missing_envelope_keys(params: Mapping[str, Any] | None) -> list[str]:
+    """The required 2026-07-28 ``_meta`` keys a request with these params lacks (all of them without ``_meta``)."""
+    meta = (params or {}).get("_meta")
     return [key for key in ENVELOPE_KEYS if not isinstance(meta, dict) or key not in meta]
 
 
@@ -56,7 +59,7 @@ def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool) -> Reject
     """The error for a stdio request with an incomplete envelope and no handshake before it, else None."""
     if handshake_seen or request.method in NO_ERA_NEEDED:
         return None
-    missing = missing_envelope_keys(request)
+    missing = missing_envelope_keys(request.params)
     if not missing:
         return None
     has = (
@@ -68,25 +71,28 @@ def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool) -> Reject
         f"Invalid params: {request.method} has {has}. Either add "
         f"{_envelope_example()} to params (2026-07-28: every request carries both keys), {HANDSHAKE_FIX}."
     )
-    return _refused(request, types.INVALID_PARAMS, message, missing)
+    return _refused(request.id, types.INVALID_PARAMS, message, missing)
 
 
-def http_refusal(request: types.JSONRPCRequest, headers: dict[bytes, bytes]) -> Rejected | None:
+def http_refusal(request: Mapping[str, Any], headers: dict[bytes, bytes]) -> Rejected | None:
     """The error for a POSTed request without ``MCP-Protocol-Version`` and without a session, else None.
 
-    ``headers``: the request's headers that matter here, names in lower case.
+    ``request``: a request as :func:`~mcp_teach.transports.frames.read_frame` returns it (a dict with an
+    ``id``); ``headers``: the request's headers that matter here, names in lower case.
     """
-    if b"mcp-protocol-version" in headers or b"mcp-session-id" in headers or request.method == "initialize":
+    method = request["method"]
+    if b"mcp-protocol-version" in headers or b"mcp-session-id" in headers or method == "initialize":
         return None
     message = (
-        f"Header mismatch: {request.method} came without an MCP-Protocol-Version header and without an "
+        f"Header mismatch: {method} came without an MCP-Protocol-Version header and without an "
         f'Mcp-Session-Id. Either send the headers "MCP-Protocol-Version: {MODERN}" and "Mcp-Method: '
-        f'{request.method}" with {_envelope_example()} in params (2026-07-28), {HANDSHAKE_FIX} and send the '
+        f'{method}" with {_envelope_example()} in params (2026-07-28), {HANDSHAKE_FIX} and send the '
         "Mcp-Session-Id header it returns."
     )
-    return _refused(request, HEADER_MISMATCH, message, ["MCP-Protocol-Version", *missing_envelope_keys(request)])
+    missing = ["MCP-Protocol-Version", *missing_envelope_keys(request.get("params"))]
+    return _refused(request["id"], HEADER_MISMATCH, message, missing)
 
 
-def _refused(request: types.JSONRPCRequest, code: int, message: str, missing: list[str]) -> Rejected:
+def _refused(id: types.RequestId, code: int, message: str, missing: list[str]) -> Rejected:
     error = types.ErrorData(code=code, message=message, data={"missing": missing})
-    return Rejected(types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error))
+    return Rejected(types.JSONRPCError(jsonrpc="2.0", id=id, error=error))

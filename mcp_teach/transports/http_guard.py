@@ -6,8 +6,8 @@ not a string or integer; streamable HTTP (handshake era) answers ``-32602``
 with pydantic's full report; both answer a ``tools/call`` without ``id`` with
 ``202`` and nothing else, and an oversized body with a plain-text ``413``.
 
-:class:`JsonRpcGuard` checks each POSTed message first, with the same
-:func:`~mcp_teach.transports.frames.check_frame` as the stdio server (same codes,
+:class:`JsonRpcGuard` checks each POSTed message first with
+:func:`~mcp_teach.transports.frames.read_frame`, the stdio server's checks (same codes,
 same wording), and answers ``400`` (``413`` when too large) with a JSON-RPC
 error body. A notification that should have been a request is refused too:
 HTTP, unlike stdio, has a response in which to say so. With sessions (streamable
@@ -30,8 +30,9 @@ from mcp_teach.transports.envelope import http_refusal
 from mcp_teach.transports.frames import (
     MAX_MESSAGE_BYTES,
     Rejected,
-    check_frame,
-    is_misplaced_notification,
+    is_call,
+    is_misplaced_call,
+    read_frame,
     rejected,
     too_large,
 )
@@ -144,14 +145,14 @@ def _refusal(body: bytes, size: int, limit: int, session_scope: Scope | None) ->
     """
     if size > limit:
         return _reply(too_large(size, limit), 413)
-    checked = check_frame(body, limit=limit)
-    if isinstance(checked, Rejected):
-        return _reply(checked, 400)
-    if is_misplaced_notification(checked):
-        return _reply(_needs_an_id(checked.method), 400)
+    message = read_frame(body, limit=limit)
+    if isinstance(message, Rejected):
+        return _reply(message, 400)
+    if is_misplaced_call(message):
+        return _reply(_needs_an_id(message["method"]), 400)
     no_era = None
-    if session_scope is not None and isinstance(checked, types.JSONRPCRequest):
-        no_era = http_refusal(checked, _era_headers(session_scope))
+    if session_scope is not None and is_call(message) and "id" in message:
+        no_era = http_refusal(message, _era_headers(session_scope))
     return None if no_era is None else _reply(no_era, 400)
 
 
