@@ -5,7 +5,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from mcp_teach.lessons.l08_double_import import run_double_import_demo
+import pytest
+
+from mcp_teach.lessons.l08_double_import import (
+    demo_files,
+    listing,
+    numbered_addresses,
+    run_double_import_demo,
+    run_package,
+    run_variant,
+)
 
 
 def test_broken_lists_fewer_tools_than_fixed_and_nothing_is_left_behind(run) -> None:
@@ -19,3 +28,26 @@ def test_broken_lists_fewer_tools_than_fixed_and_nothing_is_left_behind(run) -> 
     assert demo.broken.log[-1].startswith("SERVER module '__main__' reads TOOLS")
     assert "registry.py" in demo.files["fixed"] and "registry.py" not in demo.files["broken"]
     assert set(Path(tempfile.gettempdir()).glob("mcp-teach-l08-*")) == before
+
+
+def test_one_variant_at_a_time_and_any_package(run) -> None:
+    broken = run(run_variant, "broken")
+    assert broken.listed == ["add"] and "<dict 2>" in broken.text() and "0x" not in broken.text()
+    files = demo_files("mine", fixed=True)
+    del files["__init__.py"]  # run_package writes one: a regular package, whatever else is installed
+    assert run(run_package, files, "mine").listed == ["add", "subtract", "multiply"]
+    with pytest.raises(RuntimeError, match="answered nothing to tools/list"):
+        run(run_package, {"main.py": "raise SystemExit('no server here')"}, "quiet")
+    with pytest.raises(ValueError, match="identifier"):
+        run(run_package, files, "not-a-name")
+
+
+def test_addresses_are_numbered_in_order_and_listing_summarises_serve() -> None:
+    assert numbered_addresses(["at 0xab1", "at 0xcd2", "again 0xab1"]) == [
+        "at <dict 1>",
+        "at <dict 2>",
+        "again <dict 1>",
+    ]
+    text = listing(demo_files("broken", fixed=False), "broken")
+    assert "# ---- broken/tools.py ----" in text and "from broken.main import register_tool" in text
+    assert "def serve(): ..." in text and "anyio" not in text

@@ -10,14 +10,21 @@ imports it.
 
 :func:`run_double_import_demo` writes both versions of a tiny package into a temporary directory, runs each
 as ``python -m <package>.main`` (a real low-level MCP server over stdio), asks it ``tools/list`` and reads
-what each module reported on stderr. The directory is removed afterwards.
+what each module reported on stderr. The directory is removed afterwards. :func:`run_variant` runs one of
+the two (a lesson cell each, under a second); :func:`run_package` runs any package written as a dict of files
+(exercise 08.3 runs a student's fix with it); :func:`listing` prints a package's files for reading.
+
+The log lines carry ``id(TOOLS)``, which changes from run to run; shown in a lesson they are numbered instead
+(``<dict 1>``, ``<dict 2>``: the first and second dict object seen), so a stored output stays the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -118,6 +125,38 @@ def demo_files(package: str, *, fixed: bool) -> dict[str, str]:
     return {"__init__.py": "", "main.py": main + _SERVE + _MAIN_GUARD, **files}
 
 
+#: Where the demo's main.py stops being about registries: the server it starts is the same in every version.
+SERVE_MARKER = "\ndef serve():"
+
+
+def listing(files: dict[str, str], package: str) -> str:
+    """The files of a demo package as one text, each under its path; ``main.py``'s ``serve()`` is summarised."""
+    parts = []
+    for name, text in files.items():
+        if name == "__init__.py" and not text:
+            continue
+        if SERVE_MARKER in text:
+            text = text.split(SERVE_MARKER)[0].rstrip() + (
+                "\n\n\ndef serve(): ...  # a low-level Server over stdio whose tools/list reads TOOLS\n"
+                '\n\nif __name__ == "__main__":\n    serve()'
+            )
+        parts.append(f"# ---- {package}/{name} ----\n{text.strip()}\n")
+    return "\n".join(parts)
+
+
+_ADDRESS = re.compile(r"\b0x[0-9a-f]+\b")
+
+
+def numbered_addresses(lines: list[str]) -> list[str]:
+    """``lines`` with each ``0x...`` address replaced by ``<dict N>``, N counting distinct addresses in order."""
+    seen: dict[str, int] = {}
+
+    def label(match: re.Match[str]) -> str:
+        return f"<dict {seen.setdefault(match.group(0), len(seen) + 1)}>"
+
+    return [_ADDRESS.sub(label, line) for line in lines]
+
+
 @dataclass(frozen=True)
 class DemoRun:
     """One ``python -m <package>.main`` run: what it listed over MCP and what its modules said."""
@@ -130,6 +169,17 @@ class DemoRun:
     main_loaded_as: list[str]
     #: ``REGISTER ...`` and ``SERVER ...`` lines from stderr, in order.
     log: list[str]
+
+    def text(self) -> str:
+        rows = [[self.command, ", ".join(self.main_loaded_as), ", ".join(self.listed) or "(none)"]]
+        shown = repr(table(["command", "main.py loaded as", "tools/list answers"], rows))
+        return f"{self.variant}\n\n{shown}\n\n" + "\n".join(numbered_addresses(self.log))
+
+    def __repr__(self) -> str:
+        return self.text()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text())
 
 
 @dataclass(frozen=True, repr=False)
@@ -147,7 +197,10 @@ class DoubleImportDemo(PlainText):
         return table(["version", "command", "main.py loaded as", "tools/list answers"], rows)
 
     def text(self) -> str:
-        logs = [f"{run.variant}:\n" + "\n".join(f"  {line}" for line in run.log) for run in (self.broken, self.fixed)]
+        logs = [
+            f"{run.variant}:\n" + "\n".join(f"  {line}" for line in numbered_addresses(run.log))
+            for run in (self.broken, self.fixed)
+        ]
         return f"{self.table()!r}\n\n" + "\n".join(logs)
 
     def _repr_html_(self) -> str:
@@ -179,8 +232,9 @@ async def _run(root: Path, package: str, variant: str) -> DemoRun:
         },
     }
     try:
-        process.stdin.write(json.dumps(request).encode() + b"\n")
-        await process.stdin.drain()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a package that exits at once
+            process.stdin.write(json.dumps(request).encode() + b"\n")
+            await process.stdin.drain()
         line = await asyncio.wait_for(process.stdout.readline(), TIMEOUT)
         process.stdin.close()
         _, stderr = await asyncio.wait_for(process.communicate(), TIMEOUT)
@@ -188,8 +242,11 @@ async def _run(root: Path, package: str, variant: str) -> DemoRun:
         if process.returncode is None:
             process.kill()
             await process.wait()
-    reply = json.loads(line)
     lines = stderr.decode(errors="replace").splitlines()
+    if not line.strip():
+        last = "\n".join(lines[-5:]) or "(nothing on stderr)"
+        raise RuntimeError(f"python -m {package}.main answered nothing to tools/list; its stderr ended with:\n{last}")
+    reply = json.loads(line)
     loaded = next((line for line in lines if line.startswith("LOADED main.py as ")), "LOADED main.py as []")
     return DemoRun(
         variant,
@@ -198,6 +255,30 @@ async def _run(root: Path, package: str, variant: str) -> DemoRun:
         json.loads(loaded.removeprefix("LOADED main.py as ").replace("'", '"')),
         [line for line in lines if line.startswith(("REGISTER ", "SERVER "))],
     )
+
+
+async def run_package(files: dict[str, str], package: str, variant: str | None = None) -> DemoRun:
+    """Write ``files`` (name -> text) as the package ``package`` in a temporary directory, run it, remove it.
+
+    The package's ``main.py`` must start a stdio MCP server, as the demo's do; the run is
+    ``python -m <package>.main`` with the directory as the working directory.
+    """
+    if not package.isidentifier():
+        raise ValueError(f"a package name is a Python identifier, not {package!r}")
+    with tempfile.TemporaryDirectory(prefix="mcp-teach-l08-") as directory:
+        root = Path(directory)
+        (root / package).mkdir()
+        for name, text in {"__init__.py": "", **files}.items():  # a regular package: no namesake elsewhere wins
+            (root / package / name).write_text(text)
+        return await _run(root, package, variant or package)
+
+
+async def run_variant(variant: str) -> DemoRun:
+    """Run one version of the demo: ``"broken"`` (the registry in main.py) or ``"fixed"`` (in registry.py)."""
+    labels = {"broken": "broken: the registry in main.py", "fixed": "fixed: the registry in registry.py"}
+    if variant not in labels:
+        raise ValueError(f"choose 'broken' or 'fixed', not {variant!r}")
+    return await run_package(demo_files(variant, fixed=variant == "fixed"), variant, labels[variant])
 
 
 async def run_double_import_demo() -> DoubleImportDemo:

@@ -6,7 +6,8 @@ arguments does not: JSON Schema 2020-12 has no keyword that compares one value o
 (``if``/``then``, ``dependentSchemas`` and ``dependentRequired`` test whether a property is there or equals
 a fixed value; ``$data`` references were a proposal, never part of the standard). "a * b must be a finite
 number" is such a rule: each operand alone is a perfectly good number. Per-argument bounds cannot stand in
-for it: ``|a|, |b| <= 1e154`` rules out every overflow, and also ``1e300 * 1e-300``, whose product is 1.
+for it: ``|a|, |b| <= 1e154`` rules out every overflowing product, but also ``1e300 * 1e-300``, whose product
+is 1, and it does not stop a quotient: ``1e154 / 1e-160`` stays inside the bounds and still overflows.
 
 So the rule lives in the handler, and the server's answer is the only place it shows.
 :func:`schema_limits` checks a few calls against the schema the server lists (with ``jsonschema``, as a
@@ -37,6 +38,7 @@ CASES: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("a * b overflows: a rule across both", "calculator_multiply", {"a": 1e200, "b": 1e200}),
     ("a / b overflows: a rule across both", "calculator_divide", {"a": 1e300, "b": 1e-300}),
     ("a * b = 1: fine, but the operands are large", "calculator_multiply", {"a": 1e300, "b": 1e-300}),
+    ("a / b overflows inside the bounds", "calculator_divide", {"a": 1e154, "b": 1e-160}),
 )
 
 
@@ -47,6 +49,17 @@ def bounded(schema: dict[str, Any], bound: float = BOUND) -> dict[str, Any]:
         if argument.get("type") == "number":
             argument.update(minimum=-bound, maximum=bound)
     return result
+
+
+def verdict(schema: dict[str, Any], arguments: dict[str, Any]) -> str:
+    """What a JSON Schema 2020-12 validator says about ``arguments``: ``accepts`` or ``rejects (where: why)``."""
+    return _verdict(schema, arguments)
+
+
+def verdicts(schema: dict[str, Any], cases: list[dict[str, Any]]) -> Any:
+    """A table: each of ``cases`` (arguments) and what ``schema`` says about it, as a client's validator would."""
+    Draft202012Validator.check_schema(schema)  # a schema that is not valid JSON Schema fails here, not silently
+    return table(["arguments", "the schema says"], [[json.dumps(case), _verdict(schema, case)] for case in cases])
 
 
 def _verdict(schema: dict[str, Any], arguments: dict[str, Any]) -> str:
