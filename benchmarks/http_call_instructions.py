@@ -167,8 +167,8 @@ async def main(argv: list[str] | None = None) -> int:
                 server.stop()
     print()
     for era in ERAS:
-        ratio = results[OURS, era] / results[PLAIN, era]
-        print(f"{era:<6} ours / plain: {results[OURS, era] / 1e3:.0f} k / {results[PLAIN, era] / 1e3:.0f} k = x{ratio:.3f}")
+        ours, plain = results[OURS, era] / 1e3, results[PLAIN, era] / 1e3
+        print(f"{era:<6} ours / plain: {ours:.0f} k / {plain:.0f} k = x{ours / plain:.3f}")
     return 0
 
 

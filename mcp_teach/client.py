@@ -9,7 +9,7 @@ from typing import Any, Literal
 import mcp_types
 from fastmcp import Client
 
-from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.servers.catalogue import DEFAULT_SERVER, build_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 
 #: Sent as ``clientInfo``; fixed by the package so captures do not change with fastmcp upgrades.
@@ -30,18 +30,19 @@ def teaching_client(target: Any, *, mode: str = "auto", **kwargs: Any) -> Client
 
 
 @contextlib.asynccontextmanager
-async def calculator_target(connection: Connection) -> AsyncIterator[Any]:
+async def calculator_target(connection: Connection, *, server: str = DEFAULT_SERVER) -> AsyncIterator[Any]:
     """Yield what ``teaching_client``/``CaptureTransport`` connect to; servers stop when the block ends.
 
     in-memory: the server object; stdio: a transport that spawns the server;
     sse / streamable-http: the URL of an in-process server on 127.0.0.1.
+    ``server`` names the course server (default the calculator; ``"knowledge"`` for lesson 07's).
     """
     if connection in ("sse", "streamable-http"):
-        async with serve_http(connection) as url:
+        async with serve_http(connection, server=build_server(server)) as url:
             yield url
     elif connection == "stdio":
-        yield stdio_transport()
+        yield stdio_transport(server=server)
     elif connection == "in-memory":
-        yield build_calculator_server()
+        yield build_server(server)
     else:
         raise ValueError(f"unknown connection {connection!r}: choose one of {', '.join(CONNECTIONS)}")

@@ -722,3 +722,127 @@ def test_random_requests_never_raise_and_always_validate(run) -> None:
         assert complete(copy.deepcopy(request)) == completion
         for name, _arguments in calls_of(completion):
             assert name in {tool["function"]["name"] for tool in request.get("tools", [])}
+
+
+# --- Documents (mcp_teach.llm.teaching_docs, lesson 07) ----------------------------------------------------------
+
+
+def _knowledge_page(doc_id: str) -> str:
+    from mcp_teach.servers.knowledge_base import load_documents
+
+    return load_documents()[doc_id].text
+
+
+def _document_message(source: str, doc_id: str, role: str = "user") -> dict[str, str]:
+    from mcp_teach.llm.teaching_docs import document_block
+
+    return {"role": role, "content": document_block(source, _knowledge_page(doc_id))}
+
+
+def test_a_document_in_the_context_is_quoted_with_its_source() -> None:
+    context = _document_message("docs://transports", "transports")
+    answer = message_of(ask(None, context, "What may appear on standard output?"))["content"]
+    assert answer == 'From "Transports" (docs://transports): Nothing but MCP messages may appear on standard output.'
+    in_system = _document_message("docs://transports", "transports", role="system")
+    assert message_of(ask(CALCULATOR_TOOLS, in_system, "What may appear on standard output?"))["content"] == answer
+
+
+def test_documents_do_not_change_arithmetic_greetings_or_unrelated_questions(run) -> None:
+    context = _document_message("docs://tools", "tools")
+    assert calls_of(ask(CALCULATOR_TOOLS, context, "What is 1 + 2?")) == [("calculator_add", {"a": 1, "b": 2})]
+    hello = message_of(ask(CALCULATOR_TOOLS, context, "hello"))["content"]
+    assert hello.startswith("Hello! I am mcp-teach's offline teaching model.")
+    unrelated = message_of(ask(None, context, "zebra?"))["content"]
+    assert unrelated == message_of(ask(None, "zebra?"))["content"]
+
+
+def test_a_last_message_of_documents_only_is_context_and_a_summary_follows_the_style() -> None:
+    instruction = "Summarize the document 'Transports' as three to five short bullet points."
+    completion = ask(None, instruction, _document_message("docs://transports", "transports"))
+    answer = message_of(completion)["content"]
+    lines = answer.split("\n")
+    assert lines[0] == 'Summary of "Transports" (docs://transports):'
+    assert 3 <= len(lines[1:]) <= 5 and all(line.startswith("- ") for line in lines[1:])
+    tweet = message_of(ask(None, "Summarize it in one sentence", _document_message("docs://tools", "tools")))
+    assert tweet["content"].count("\n") == 1 and len(tweet["content"].split("\n")[1]) <= 280
+
+
+def test_search_then_get_then_answer_on_the_knowledge_server(run) -> None:
+    from mcp_teach.servers.knowledge import build_knowledge_server
+
+    conversation = run(converse, "What does a resource template describe?", build_knowledge_server())
+    assert conversation.rounds == [
+        [("search_documents", {"query": "resource template describe"})],
+        [("get_document", {"doc_id": "resources-and-prompts"})],
+    ]
+    assert conversation.answer.startswith(
+        'From "Resources and prompts" (resources-and-prompts): A **resource template**'
+    )
+
+
+def test_resources_as_tools_list_then_read_then_answer(run) -> None:
+    from fastmcp.server.transforms import ResourcesAsTools
+
+    from mcp_teach.servers.knowledge import build_knowledge_server
+
+    server = build_knowledge_server()
+    server.add_transform(ResourcesAsTools(server))
+    server.disable(names={"search_documents", "get_document"})
+    conversation = run(converse, "How does the stdio transport send messages?", server)
+    assert conversation.rounds == [[("list_resources", {})], [("read_resource", {"uri": "docs://transports"})]]
+    assert conversation.answer.startswith('From "Transports" (docs://transports): With **stdio**')
+    nothing = run(converse, "Which zebra?", server)
+    assert nothing.rounds == [[("list_resources", {})]]
+    assert nothing.answer == "list_resources found no document for this question."
+
+
+def test_retrieval_failures_end_the_turn_with_a_sentence() -> None:
+    search = function_tool("search_documents", "Search.", {"query": {"type": "string"}})
+    get = function_tool("get_document", "Get one.", {"doc_id": {"type": "string"}})
+
+    def after(*results: str) -> str:
+        messages: list[Any] = ["What is a resource?"]
+        for number, (name, content) in enumerate(zip(["search_documents", "get_document"], results, strict=False)):
+            call = {"id": f"c{number}", "type": "function", "function": {"name": name, "arguments": "{}"}}
+            messages += [{"role": "assistant", "content": None, "tool_calls": [call]}]
+            messages += [{"role": "tool", "tool_call_id": f"c{number}", "content": content}]
+        return message_of(ask([search, get], *messages))["content"]
+
+    assert (
+        after("Error: the index is down")
+        == "I could not get a result from search_documents: it said: the index is down"
+    )
+    assert after("[]") == "search_documents found no document for this question."
+    assert after('[{"doc_id": "x"}]', "Error: Unknown document 'x'.").startswith(
+        "I could not get a result from get_doc"
+    )
+    assert (
+        after('[{"doc_id": "x"}]', "# X\n\nZebras only.")
+        == "I read get_document, but no sentence there mentions resource."
+    )
+
+
+def test_tool_choice_none_stops_a_retrieval_call(run) -> None:
+    from mcp_teach.servers.knowledge import build_knowledge_server
+
+    conversation = run(lambda: converse("What is a resource?", build_knowledge_server(), tool_choice="none"))
+    assert conversation.rounds == []
+    assert "search_documents" in conversation.answer and 'tool_choice "none"' in conversation.answer
+
+
+def test_random_requests_with_documents_never_raise(run) -> None:
+    from mcp_teach.llm.teaching_docs import document_block
+
+    rng = random.Random(20260728)
+    search = function_tool("search_documents", "Search.", {"query": {"type": "string"}})
+    get = function_tool("get_document", "Get one.", {"doc_id": {"type": "string"}})
+    for _ in range(300):
+        request = _random_request(rng, [search, get, *CALCULATOR_TOOLS])
+        if rng.random() < 0.5:
+            body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 12)))
+            request["messages"].insert(
+                0, {"role": rng.choice(["system", "user"]), "content": document_block("d", body)}
+            )
+        completion = complete(copy.deepcopy(request))
+        check_completion(completion)
+        assert complete(copy.deepcopy(request)) == completion

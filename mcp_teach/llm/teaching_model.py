@@ -11,6 +11,10 @@ It remembers nothing between calls. Each call it re-reads the conversation:
    ``tool_calls`` and the ``tool`` messages answering them) is this turn's work so far.
    ``system`` messages (the application's prompt, the server's ``instructions``)
    are not read: rules follow no instructions, so the answer stays the same.
+   Only **documents** are read in every message: text inside ``<document source="...">``
+   blocks (:mod:`~mcp_teach.llm.teaching_docs`), put there by the application (a resource
+   it read, a prompt's embedded resource). A last ``user`` message that holds nothing but
+   documents is context, not the question: the ``user`` message before it asks.
 2. **Plan** (:func:`_plan`), first rule that applies:
 
    a. arithmetic (:mod:`~mcp_teach.llm.teaching_parse`) whose every operation
@@ -22,7 +26,10 @@ It remembers nothing between calls. Each call it re-reads the conversation:
       does not use it ("call echo with '1+2'");
    c. arithmetic without a fitting tool: say which operation is missing;
    d. a greeting: say hello and list the tools;
-   e. anything else: say what the tools can do.
+   e. documents (:mod:`~mcp_teach.llm.teaching_docs`, lesson 07): answer from a document in
+      the conversation (the best-matching sentence and where it came from, or a summary),
+      or fetch one first with a search (or list) tool and a get (or read) tool;
+   f. anything else: say what the tools can do.
 
 3. **Replay** (:func:`_replay`): the tool calls already made are matched, in
    order, with the plan's steps. A failed step ends the turn with an
@@ -50,6 +57,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_teach.llm import teaching_docs as docs
 from mcp_teach.llm import teaching_text as text
 from mcp_teach.llm.teaching_parse import Expr, Op, parse_arithmetic
 from mcp_teach.llm.teaching_tools import (
@@ -115,6 +123,8 @@ class Exchange:
 
     name: str
     content: Any
+    #: The call's arguments (``{}`` if they were not a JSON object).
+    arguments: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -129,8 +139,9 @@ def complete(request: dict) -> dict:
     """The ``chat.completion`` JSON dict answering an OpenAI chat-completions request body."""
     raw_messages = request.get("messages")
     messages = [m for m in raw_messages if isinstance(m, Mapping)] if isinstance(raw_messages, list) else []
-    question, exchanges = _read_turn(messages)
-    reply = _respond(question, exchanges, read_tools(request.get("tools")), request.get("tool_choice", "auto"))
+    question, documents, exchanges = _read_turn(messages)
+    tools = read_tools(request.get("tools"))
+    reply = _respond(question, exchanges, tools, request.get("tool_choice", "auto"), documents)
     return _completion(request, messages, reply)
 
 
@@ -144,11 +155,25 @@ def _message_text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[Exchange]]:
-    """The last user message, and the tool calls made since (in call order) with their results."""
-    users = [index for index, message in enumerate(messages) if message.get("role") == "user"]
+def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[docs.Document], list[Exchange]]:
+    """The question, the documents in the messages, and the tool calls made since the last user message (in call
+    order) with their results."""
+    documents: list[docs.Document] = []
+    questions: dict[int, str] = {}  # user message index -> its text outside document blocks
+    only_documents = False  # the last user message held documents and nothing else
+    for index, message in enumerate(messages):
+        if message.get("role") != "tool":
+            found, rest = docs.split_documents(_message_text(message.get("content")))
+            documents += found
+            if message.get("role") == "user":
+                questions[index] = rest if found else _message_text(message.get("content"))
+                only_documents = bool(found) and not rest
+    users = list(questions)
     start = users[-1] if users else len(messages)
-    question = _message_text(messages[start].get("content")) if users else ""
+    question = questions[start] if users else ""
+    if only_documents:  # context, not a question: the user message before it asks
+        earlier = [questions[index] for index in users[:-1] if questions[index]]
+        question = earlier[-1] if earlier else ""
     later = messages[start + 1 :]
     results = {str(m.get("tool_call_id")): m.get("content") for m in later if m.get("role") == "tool"}
     exchanges = []
@@ -157,14 +182,30 @@ def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[Exchange]]:
         for call in calls if isinstance(calls, list) else []:
             function = call.get("function") if isinstance(call, Mapping) else None
             if isinstance(function, Mapping):
-                exchanges.append(Exchange(str(function.get("name")), results.get(str(call.get("id")), NO_RESULT)))
-    return question, exchanges
+                content = results.get(str(call.get("id")), NO_RESULT)
+                exchanges.append(Exchange(str(function.get("name")), content, _call_arguments(function)))
+    return question, documents, exchanges
+
+
+def _call_arguments(function: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A tool call's ``arguments`` JSON string as a dict; ``{}`` if it is not one."""
+    try:
+        arguments = json.loads(function.get("arguments") or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return arguments if isinstance(arguments, Mapping) else {}
 
 
 # --- Deciding ----------------------------------------------------------------------------------------------------
 
 
-def _respond(question: str, exchanges: list[Exchange], tools: list[Tool], tool_choice: Any) -> Reply:
+def _respond(
+    question: str,
+    exchanges: list[Exchange],
+    tools: list[Tool],
+    tool_choice: Any,
+    documents: list[docs.Document] | None = None,
+) -> Reply:
     """Plan, then replay the calls made so far; apply ``tool_choice``."""
     chinese = text.is_chinese(question)
     function = tool_choice.get("function") if isinstance(tool_choice, Mapping) else None
@@ -173,13 +214,26 @@ def _respond(question: str, exchanges: list[Exchange], tools: list[Tool], tool_c
     forced = _forced_tool(question, tools) if tool_choice == "required" or isinstance(function, Mapping) else None
     plan = _plan(question, tools, forced, chinese)
     if isinstance(plan, Reply):
-        reply = _summary(exchanges, chinese) if exchanges else plan
+        from_documents = (
+            docs.respond(question, documents or [], exchanges, tools, chinese) if _open(question, tools) else None
+        )
+        if isinstance(from_documents, str):
+            reply = Reply(from_documents)
+        elif from_documents is not None:
+            reply = Reply(calls=(from_documents,))
+        else:
+            reply = _summary(exchanges, chinese) if exchanges else plan
     else:
         reply = _replay(plan, exchanges, chinese)
     if reply.calls and tool_choice == "none":
         names = ", ".join(dict.fromkeys(name for name, _ in reply.calls))
         return Reply(text.say("tools_off", chinese, tools=names))
     return reply
+
+
+def _open(question: str, tools: list[Tool]) -> bool:
+    """Rule e may answer: the question is no arithmetic, names no tool and is no greeting (rules a-d come first)."""
+    return not (parse_arithmetic(question) or named_tools(question, tools) or _GREETING.match(question))
 
 
 def _forced_tool(question: str, tools: list[Tool]) -> Tool | None:
@@ -189,7 +243,7 @@ def _forced_tool(question: str, tools: list[Tool]) -> Tool | None:
 
 
 def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) -> Plan | Reply:
-    """Rules a-e of the module docstring, plus the forced call."""
+    """Rules a-d and f of the module docstring, plus the forced call (rule e is applied by :func:`_respond`)."""
     named = named_tools(question, tools)
     named_names = {tool.name for tool in named}
     questions = parse_arithmetic(question)

@@ -69,6 +69,14 @@ TEXTS = {
         "我回答不了这个问题：我只会通过调用工具来回答，而这次请求没有提供工具。",
     ),
     "summary": ("The tools returned: {results}.", "工具返回的结果：{results}。"),
+    # Documents (mcp_teach.llm.teaching_docs): answers quote the document and say which one it was.
+    "from_document": ("From {document}: {sentence}", "摘自 {document}：{sentence}"),
+    "summary_of": ("Summary of {document}:\n{summary}", "{document} 的摘要：\n{summary}"),
+    "not_in_document": (
+        "I read {sources}, but no sentence there mentions {words}.",
+        "我读了 {sources}，但其中没有句子提到 {words}。",
+    ),
+    "nothing_found": ("{tool} found no document for this question.", "{tool} 没有找到与这个问题相关的文档。"),
 }
 
 

@@ -23,6 +23,7 @@ from fastmcp.client.transports import StdioTransport
 
 from mcp_teach.config import LOOPBACK
 from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.servers.catalogue import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
 from mcp_teach.transports.sockets import bind_socket, server_url
 
@@ -120,17 +121,24 @@ async def serve_http(
         await stop_in_process_server(uvicorn_server, task, sock)
 
 
-def stdio_transport(*, log_file: Path | None = None, keep_alive: bool = False) -> StdioTransport:
+def stdio_transport(
+    *, log_file: Path | None = None, keep_alive: bool = False, server: str = DEFAULT_SERVER
+) -> StdioTransport:
     """A client transport that runs ``python -m mcp_teach.server`` over stdio.
 
     The server's stderr goes to ``log_file`` (default :data:`STDIO_LOG`): a
     kernel run by nbval has no real stderr to hand to a subprocess. With
     ``keep_alive=False`` every ``async with Client(...)`` starts a fresh
-    server, so every block shows its own handshake.
+    server, so every block shows its own handshake. ``server`` names the course
+    server to run (``--server``, :data:`~mcp_teach.servers.catalogue.SERVER_NAMES`);
+    the default, the calculator, adds no option to the command line.
     """
+    if server not in SERVER_NAMES:
+        raise ValueError(f"unknown server {server!r}: choose one of {', '.join(SERVER_NAMES)}")
+    choice = [] if server == DEFAULT_SERVER else ["--server", server]
     return StdioTransport(
         sys.executable,
-        ["-m", "mcp_teach.server", "--transport", "stdio"],
+        ["-m", "mcp_teach.server", "--transport", "stdio", *choice],
         env=PLAIN_LOGS,  # merged over the mcp SDK's safe default environment
         log_file=log_file or bounded_log(),
         keep_alive=keep_alive,
