@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 SERVERS: dict[str, tuple[str, str]] = {
     "calculator": ("mcp_teach.servers.calculator", "build_calculator_server"),
     "knowledge": ("mcp_teach.servers.knowledge", "build_knowledge_server"),
+    "assistant": ("mcp_teach.servers.assistant", "build_assistant_server"),
 }
 SERVER_NAMES: tuple[str, ...] = tuple(SERVERS)
 DEFAULT_SERVER = "calculator"
