@@ -1,4 +1,8 @@
-"""The ``mcp-teach`` command line."""
+"""The ``mcp-teach`` command line.
+
+Libraries are imported by the command that needs them: ``mcp-teach tap`` is started by a host for every
+connection and must start in a few tens of milliseconds, so it runs before anything else is imported.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import httpx2
-from mcp.shared.exceptions import MCPError
-
 from mcp_teach.config import LOOPBACK, ConfigError, load_settings
-from mcp_teach.llm.errors import LLMError
-from mcp_teach.server import add_serve_arguments, serve
-from mcp_teach.transports.class_token import HOW_TO_AUTHENTICATE
 
 DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
 URL_HELP = (
@@ -125,6 +123,54 @@ def serve_model(args: argparse.Namespace) -> int:
     return 0
 
 
+TAP_USAGE = (
+    "mcp-teach tap --out FILE -- COMMAND [ARGS...]\n"
+    "       mcp-teach tap --out FILE --listen 127.0.0.1:PORT --upstream URL"
+)
+TAP_PARSER = {
+    "help": "record what any host sends: run it in front of a stdio server command, or as an HTTP proxy",
+    "usage": TAP_USAGE,
+    "description": (
+        "stdio: a host starts 'mcp-teach tap --out FILE -- COMMAND...' instead of COMMAND; the tap starts the "
+        "server, relays its stdin/stdout byte for byte (stderr passed through) and appends every message to FILE "
+        "(JSON Lines). HTTP: a reverse proxy on --listen that forwards every request to --upstream and records the "
+        "exchanges (SSE events as they stream). Credentials are redacted in FILE, never on the wire. In a "
+        "notebook: load_tap(FILE) from mcp_teach.wire.tap_recording gives a Capture; to_har() in "
+        "mcp_teach.wire.har exports HTTP to HAR 1.2."
+    ),
+}
+
+
+def add_tap_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", type=Path, required=True, metavar="FILE", help="the recording (appended to)")
+    parser.add_argument("--listen", metavar="HOST:PORT", help="HTTP: where the proxy listens (PORT 0: any free one)")
+    parser.add_argument("--upstream", metavar="URL", help="HTTP: the MCP server's URL, e.g. http://127.0.0.1:8000/mcp")
+
+
+def tap(argv: list[str]) -> int:
+    """``mcp-teach tap``: a stdio relay (``-- COMMAND...``) or an HTTP proxy (``--listen``, ``--upstream``)."""
+    split = argv.index("--") if "--" in argv else len(argv)
+    options, command, separator = argv[:split], argv[split + 1 :], split < len(argv)
+    parser = argparse.ArgumentParser(prog="mcp-teach tap", **{k: v for k, v in TAP_PARSER.items() if k != "help"})
+    add_tap_arguments(parser)
+    args = parser.parse_args(options)
+    http = args.listen is not None or args.upstream is not None
+    if http and (separator or args.listen is None or args.upstream is None):
+        parser.error("an HTTP tap needs both --listen and --upstream, and no '-- COMMAND'")
+    if not http and not command:
+        parser.error("give the server command after '--', or --listen and --upstream for HTTP")
+    if http:
+        from mcp_teach.wire.tap_http import run_http_tap
+
+        try:
+            return run_http_tap(args.out, args.listen, args.upstream)
+        except ValueError as error:
+            parser.error(str(error))
+    from mcp_teach.wire.tap_stdio import run_stdio_tap
+
+    return run_stdio_tap(args.out, command)
+
+
 def _seconds(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -141,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab_parser.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab")
     lab_parser.set_defaults(handler=lab)
+    from mcp_teach.server import add_serve_arguments, serve
+
     serve_parser = commands.add_parser("serve", help="run a course MCP server (default: the calculator)")
     add_serve_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
@@ -203,10 +251,17 @@ def build_parser() -> argparse.ArgumentParser:
         "notebooks", nargs="*", type=Path, help="solved lessons (default: notebooks/solutions/[0-9][0-9]_*.ipynb)"
     )
     build_parser_.set_defaults(handler=build)
+    add_tap_arguments(commands.add_parser("tap", **TAP_PARSER))
     return parser
 
 
 def _run(handler, args: argparse.Namespace) -> int:
+    import httpx2
+    from mcp.shared.exceptions import MCPError
+
+    from mcp_teach.llm.errors import LLMError
+    from mcp_teach.transports.class_token import HOW_TO_AUTHENTICATE
+
     try:
         return handler(args)
     except ConfigError as error:
@@ -232,5 +287,8 @@ def _run(handler, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcp-teach`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["tap"]:
+        return tap(argv[1:])  # first, before the other commands' libraries are imported
     args = build_parser().parse_args(argv)
     return _run(args.handler, args)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 REDACTED = "[REDACTED]"
 
@@ -46,3 +47,25 @@ def redact_json(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: redact_json(item) for key, item in value.items()}
     return value
+
+
+#: Query parameters whose values are credentials (``?token=…``, ``?api_key=…``), compared in lower case.
+SECRET_PARAMETER = re.compile(r"token|key|secret|password|passwd|auth|signature|sig|code|credential", re.IGNORECASE)
+#: ``?name=value`` or ``&name=value`` in a URL's query.
+_QUERY_PAIR = re.compile(r"([?&])([^=&#]*)=([^&#]*)")
+
+
+def redact_url(url: str) -> str:
+    """``url`` (or a path and query) with a password and token-like query values replaced, key-like strings redacted.
+
+    Everything else stays as it was sent, encoding included.
+    """
+    parts = urlsplit(url)
+    if "@" in parts.netloc:
+        url = url.replace(parts.netloc, f"{REDACTED}@{parts.netloc.rpartition('@')[2]}", 1)
+
+    def value(match: re.Match[str]) -> str:
+        name = unquote(match.group(2))
+        return f"{match.group(1)}{match.group(2)}={REDACTED}" if SECRET_PARAMETER.search(name) else match.group(0)
+
+    return redact_text(_QUERY_PAIR.sub(value, url))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import os
 import re
 import signal
 import subprocess
@@ -29,7 +30,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Literal
+from typing import IO, TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from fastmcp.client.transports import StdioTransport
@@ -45,6 +46,10 @@ STREAM_DIRECTIONS: dict[Stream, str] = {
 CALCULATOR_COMMAND = (sys.executable, "-m", "mcp_teach.server", "--transport", "stdio")
 # Rich's log handler starts a record with the date and time, "[MM/DD/YY HH:MM:SS]" in the C locale;
 # lessons show it without them.
+#: How long the tap still relays the server's output after the server has exited.
+OUTPUT_GRACE_SECONDS = 2.0
+#: How long a server may keep running after its client closed stdin before the tap stops it.
+INPUT_GRACE_SECONDS = 5.0
 _LOG_TIME = re.compile(r"^\[[^\]\n]*\d\d:\d\d:\d\d[^\]\n]*\]")
 
 
@@ -104,6 +109,14 @@ def tapped_stdio_transport(
     )
 
 
+class LineRecorder(Protocol):
+    """What the relay hands every line to: this module's base64 recorder, or ``tap_stdio``'s message recorder."""
+
+    def record(self, stream: Stream, line: bytes) -> None: ...
+
+    def close(self) -> None: ...
+
+
 class _Recorder:
     """Appends lines to the tap file; one lock keeps records whole across the three relay threads."""
 
@@ -122,7 +135,7 @@ class _Recorder:
             self._out.close()
 
 
-def _relay(source: IO[bytes], target: IO[bytes], stream: Stream, recorder: _Recorder) -> None:
+def _relay(source: IO[bytes], target: IO[bytes], stream: Stream, recorder: LineRecorder) -> None:
     """Copy ``source`` to ``target`` line by line, recording each line before forwarding it."""
     try:
         for line in iter(source.readline, b""):
@@ -130,30 +143,76 @@ def _relay(source: IO[bytes], target: IO[bytes], stream: Stream, recorder: _Reco
             target.write(line)
             target.flush()
     except (BrokenPipeError, ValueError, OSError):
-        pass  # the other side went away: nothing left to forward
+        if stream == "stdout":  # the client stopped reading: the server's next write fails, and it ends
+            with contextlib.suppress(OSError):
+                source.close()
     finally:
         if stream == "stdin":  # the client closed the server's stdin: pass the end of input on
             with contextlib.suppress(OSError):
                 target.close()
 
 
-def run_tap(tap_file: Path, command: list[str]) -> int:
-    """Run ``command`` with its three pipes relayed through the tap; return its exit code."""
-    recorder = _Recorder(tap_file)
-    server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    signal.signal(signal.SIGTERM, lambda signum, frame: server.terminate())
+def _exit_code(returncode: int) -> int:
+    """The server's exit code; killed by signal N (``-N`` from Popen), the shell's ``128 + N``."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _end_after_input(stdin_relay: threading.Thread, server: subprocess.Popen, signal_server) -> None:
+    """Once the client has closed the server's stdin, give the server a moment to exit, then stop it.
+
+    The sequence the MCP specification asks a stdio client for (close stdin, SIGTERM, SIGKILL), so the tap ends
+    when its client does even in front of a server that ignores the end of its input.
+    """
+    stdin_relay.join()
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            server.wait(INPUT_GRACE_SECONDS)
+            return
+        except subprocess.TimeoutExpired:
+            signal_server(signum, None)
+
+
+def run_tap(tap_file: Path, command: list[str], *, recorder: LineRecorder | None = None) -> int:
+    """Run ``command`` with its three pipes relayed through the tap; return its exit code.
+
+    SIGTERM and SIGINT are passed on to the server (its whole process group, so a launcher such as
+    ``npx`` takes its child with it) and the server is reaped before this returns: no process is left behind.
+    """
+    recorder = recorder or _Recorder(tap_file)
+    started: list[subprocess.Popen] = []
+    early: list[int] = []  # signals that came before the server existed
+
+    def forward(signum: int, frame: object) -> None:
+        if not started:
+            early.append(signum)
+            return
+        with contextlib.suppress(OSError):  # already gone
+            os.killpg(started[0].pid, signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, forward)
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    started.append(server)
+    for signum in early:
+        forward(signum, None)
+    # Not sys.stdin.buffer: the interpreter closes that one on exit and would wait for the lock the relay, still
+    # reading from a client that has not closed, holds ("could not acquire lock ... at interpreter shutdown").
+    client_input = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115  (lives as long as the relay)
     relays = [
-        threading.Thread(target=_relay, args=(sys.stdin.buffer, server.stdin, "stdin", recorder), daemon=True),
-        threading.Thread(target=_relay, args=(server.stdout, sys.stdout.buffer, "stdout", recorder)),
-        threading.Thread(target=_relay, args=(server.stderr, sys.stderr.buffer, "stderr", recorder)),
+        threading.Thread(target=_relay, args=(client_input, server.stdin, "stdin", recorder), daemon=True),
+        threading.Thread(target=_relay, args=(server.stdout, sys.stdout.buffer, "stdout", recorder), daemon=True),
+        threading.Thread(target=_relay, args=(server.stderr, sys.stderr.buffer, "stderr", recorder), daemon=True),
     ]
     for relay in relays:
         relay.start()
+    threading.Thread(target=_end_after_input, args=(relays[0], server, forward), daemon=True).start()
     code = server.wait()
-    for relay in relays[1:]:  # the server's output ends with it; the client's stdin may stay open
-        relay.join()
+    for relay in relays[1:]:  # the server's output ends with it (unless a child of its own still holds the pipe)
+        relay.join(OUTPUT_GRACE_SECONDS)
     recorder.close()
-    return code
+    return _exit_code(code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,267 @@
+"""``mcp-teach tap --out FILE --listen HOST:PORT --upstream URL``: record what a host says to an HTTP server.
+
+A reverse proxy: the host connects to the tap instead of the server; every request is forwarded
+to the upstream's origin with the same method, path, query, headers and body, and the response
+(status, headers, body) is passed back as it arrives: a ``text/event-stream`` response is relayed
+chunk by chunk, so streamed progress and server requests reach the host as promptly as they would
+directly. Only ``Host`` is set to the upstream's, and hop-by-hop headers (``Connection``…) stay with
+each hop, as for any proxy.
+
+The recording gets records as things happen (:mod:`mcp_teach.wire.tap_writer`): ``http-request``,
+``http-response``, then ``sse-event`` per event or one ``http-body``, then ``http-end``, all with the
+``exchange`` number they belong to. Credentials are redacted in the recording only: the
+``Authorization`` and cookie headers, key-like strings in bodies, and token-like query parameters.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import itertools
+import re
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+import uvicorn
+
+from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.wire.redact import redact_headers, redact_text, redact_url
+from mcp_teach.wire.tap_writer import TapWriter
+
+#: Headers that belong to one connection, not to the message (RFC 9110 section 7.6.1), plus Host.
+HOP_BY_HOP = frozenset(
+    {b"connection", b"keep-alive", b"proxy-connection", b"te", b"trailer", b"transfer-encoding", b"upgrade", b"host"}
+)
+#: Upstream timeouts: no read timeout, since an SSE stream may stay quiet for as long as the session lasts.
+TIMEOUTS = {"connect": 30.0, "read": None, "write": 30.0, "pool": 30.0}
+#: An event ends with a blank line (``\n\n``, ``\r\n\r\n`` or ``\r\r``).
+_EVENT_END = re.compile(r"\r\n\r\n|\n\n|\r\r")
+_FIELD_LINE = re.compile(r"\r\n|\n|\r")
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """``127.0.0.1:8010`` or ``[::1]:0`` → host and port."""
+    host, _, port = listen.rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--listen wants HOST:PORT, e.g. 127.0.0.1:8010 (PORT 0: any free one), not {listen!r}")
+    return host, int(port)
+
+
+def _event_fields(block: str) -> dict[str, Any]:
+    """The fields of one server-sent event (see :func:`mcp_teach.wire.sse.sse_events` for a whole body)."""
+    fields: dict[str, list[str]] = {}
+    for line in _FIELD_LINE.split(block):
+        if line and not line.startswith(":"):
+            name, _, value = line.partition(":")
+            fields.setdefault(name, []).append(value[1:] if value.startswith(" ") else value)
+    return {
+        "event": fields.get("event", ["message"])[-1],
+        "data": "\n".join(fields.get("data", [])),
+        "id": fields.get("id", [None])[-1],
+    }
+
+
+class _EventRecorder:
+    """Splits a streamed ``text/event-stream`` body into events and records each one as it completes."""
+
+    def __init__(self, writer: TapWriter, exchange: int) -> None:
+        self._writer = writer
+        self._exchange = exchange
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._pending = ""
+
+    def feed(self, chunk: bytes, *, final: bool = False) -> None:
+        self._pending += self._decoder.decode(chunk, final=final)
+        while match := _EVENT_END.search(self._pending):
+            block, self._pending = self._pending[: match.end()], self._pending[match.end() :]
+            self._record(block)
+        if final and self._pending:
+            self._record(self._pending)  # a stream cut off in the middle of an event
+            self._pending = ""
+
+    def _record(self, block: str) -> None:
+        raw = redact_text(block)
+        self._writer.write("sse-event", exchange=self._exchange, **_event_fields(raw), raw=raw)
+
+
+class TapProxy:
+    """The ASGI app: forwards each HTTP request to ``upstream`` and records the exchange into ``writer``."""
+
+    def __init__(self, upstream: str, writer: TapWriter) -> None:
+        parts = urlsplit(upstream)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"--upstream wants an http:// or https:// URL, not {upstream!r}")
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._writer = writer
+        self._numbers = itertools.count(1)
+        self._transport = httpx2.AsyncHTTPTransport()  # no client: no cookies, redirects or default headers added
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            await self._forward(scope, receive, send)
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self._transport.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _forward(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        number = next(self._numbers)
+        body = await _read_body(receive)
+        query = scope["query_string"].decode("latin-1")
+        target = scope["raw_path"].decode("latin-1") + (f"?{query}" if query else "")
+        headers = [(name, value) for name, value in scope["headers"] if name.lower() not in HOP_BY_HOP]
+        request = httpx2.Request(
+            scope["method"], self._origin + target, headers=headers, content=body, extensions={"timeout": TIMEOUTS}
+        )
+        self._writer.write(
+            "http-request",
+            exchange=number,
+            method=scope["method"],
+            target=redact_url(target),
+            url=redact_url(self._origin + target),
+            http_version=f"HTTP/{scope.get('http_version', '1.1')}",
+            headers=redact_headers(httpx2.Headers(headers)),
+            body=redact_text(body.decode("utf-8", "replace")),
+        )
+        try:
+            response = await self._transport.handle_async_request(request)
+        except httpx2.HTTPError as error:
+            await self._bad_gateway(number, error, send)
+            return
+        try:
+            await self._relay(number, response, receive, send)
+        finally:
+            await response.aclose()
+
+    async def _relay(self, number: int, response: httpx2.Response, receive: Any, send: Any) -> None:
+        upstream_headers = httpx2.Headers(response.headers.raw)
+        self._writer.write(
+            "http-response",
+            exchange=number,
+            status=response.status_code,
+            reason=response.extensions.get("reason_phrase", b"").decode("latin-1"),
+            http_version=response.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
+            headers=redact_headers(upstream_headers),
+        )
+        headers = [(name.lower(), value) for name, value in response.headers.raw if name.lower() not in HOP_BY_HOP]
+        await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
+        streaming = upstream_headers.get("content-type", "").startswith("text/event-stream")
+        events = _EventRecorder(self._writer, number) if streaming else None
+        chunks: list[bytes] = []
+        error = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(_cancel_on_disconnect, receive, group.cancel_scope)
+            try:
+                async for chunk in response.stream:
+                    if events is not None:
+                        events.feed(chunk)
+                    else:
+                        chunks.append(chunk)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+            except (httpx2.HTTPError, OSError) as failure:  # the upstream broke off (the client sees it end too)
+                error = f"upstream: {failure!r}"
+            finally:
+                if events is not None:
+                    events.feed(b"", final=True)
+                else:
+                    self._writer.write("http-body", exchange=number, body=redact_text(_decoded(chunks)))
+                if group.cancel_scope.cancel_called:
+                    error = error or "the client disconnected"
+                self._writer.write("http-end", exchange=number, error=error)
+            group.cancel_scope.cancel()
+
+    async def _bad_gateway(self, number: int, error: Exception, send: Any) -> None:
+        """The upstream could not be reached: 502 to the client, and the reason in the recording."""
+        message = f"mcp-teach tap: the upstream {self._origin} could not be reached: {error!r}\n".encode()
+        self._writer.write("http-end", exchange=number, error=f"upstream: {error!r}")
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(message)).encode())]
+        await send({"type": "http.response.start", "status": 502, "headers": headers})
+        await send({"type": "http.response.body", "body": message})
+
+
+def _decoded(chunks: list[bytes]) -> str:
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+async def _read_body(receive: Any) -> bytes:
+    parts = []
+    while True:
+        message = await receive()
+        parts.append(message.get("body", b""))
+        if message["type"] == "http.disconnect" or not message.get("more_body"):
+            return b"".join(parts)
+
+
+async def _cancel_on_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
+    """Stop relaying when the client goes away (e.g. a host closing its GET event stream)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+class _TapServer(uvicorn.Server):
+    """uvicorn, stopped by SIGINT or SIGTERM with exit code 0 (uvicorn itself re-raises the signal once down)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        def stop(signum: int, frame: object) -> None:
+            self.force_exit = self.should_exit  # a second signal: do not wait for open streams
+            self.should_exit = True
+
+        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+def run_http_tap(out: Path, listen: str, upstream: str) -> int:
+    """Serve the proxy on ``listen`` until SIGINT/SIGTERM, recording into ``out``; 0 on a clean stop."""
+    host, port = parse_listen(listen)
+    writer = TapWriter(out, transport="http", upstream=redact_url(upstream))
+    try:
+        app = TapProxy(upstream, writer)
+        sock = bind_socket(host, port)
+    except (ValueError, OSError):
+        writer.close()
+        raise
+    parts = urlsplit(upstream)
+    url = server_url(host, sock.getsockname()[1], parts.path or "/")
+    writer.write("listening", url=url)
+    print(
+        f"mcp-teach tap: listening on {url} , forwarding to {redact_url(upstream)} , recording to {out}"
+        " (Ctrl-C stops it)",
+        file=sys.stderr,
+        flush=True,
+    )
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=1,
+        server_header=False,  # the upstream's own Server and Date headers are passed on
+        date_header=False,
+    )
+    try:
+        _TapServer(config).run(sockets=[sock])
+    finally:
+        writer.close()
+    return 0

@@ -1,0 +1,54 @@
+"""The file ``mcp-teach tap`` writes: one JSON object per line, each stamped with when it happened.
+
+Both taps (stdio and HTTP) append records here as things cross the wire, not at the end, so a
+recording is complete up to the moment a host killed the tap. Every record carries ``type``,
+``time`` (wall clock, ISO 8601 UTC, for HAR and for people) and ``at`` (seconds since the tap
+started, for diagrams and timings). The first record (``type: "tap"``) says what was tapped.
+
+Standard library only: the stdio tap is started by a host for every connection and must start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+#: Version of the record format, in the first record; :func:`~mcp_teach.wire.tap_recording.load_tap` checks it.
+FORMAT_VERSION = 1
+
+
+def wall_time(seconds: float) -> str:
+    """``time.time()`` seconds as ISO 8601 in UTC with microseconds, e.g. ``2026-05-01T09:30:00.123456+00:00``."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="microseconds")
+
+
+class TapWriter:
+    """Appends records to a recording; safe to call from several threads (the stdio relays) at once."""
+
+    def __init__(self, path: Path, **header: Any) -> None:
+        self._out = Path(path).open("a", encoding="utf-8")  # noqa: SIM115  (open for the tap's lifetime)
+        self._lock = threading.Lock()
+        self._wall0 = time.time()
+        self._start = time.perf_counter()
+        self.write("tap", version=FORMAT_VERSION, **header)
+
+    def write(self, kind: str, *, ascii_only: bool = False, **fields: Any) -> None:
+        """Append one record of type ``kind`` now (flushed, so nothing waits in a buffer).
+
+        ``ascii_only`` for text decoded with ``surrogateescape``: its undecodable bytes are kept as ``\\udcXX``.
+        """
+        at = time.perf_counter() - self._start
+        record = {"type": kind, "time": wall_time(self._wall0 + at), "at": round(at, 6), **fields}
+        row = json.dumps(record, ensure_ascii=ascii_only)
+        with self._lock:
+            if not self._out.closed:
+                self._out.write(row + "\n")
+                self._out.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            self._out.close()
