@@ -1,7 +1,11 @@
-"""Small notebooks that follow the exercise convention, for the student-copy and grading tests."""
+"""Small notebooks that follow the exercise convention (student-copy and grading tests), and what every lesson's
+exercise tests share: running the solved lesson's solution cells, and the blank-exercise checks."""
 
 from __future__ import annotations
 
+import ast
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -9,9 +13,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from mcp_teach.exercises.catalogue import check
-from mcp_teach.exercises.check import ExerciseFailed
-from mcp_teach.exercises.convention import PLACEHOLDER
+from mcp_teach.exercises.catalogue import GRADING_VARIABLE, check, expectations
+from mcp_teach.exercises.check import ExerciseFailed, ExerciseNotAttempted
+from mcp_teach.exercises.convention import PLACEHOLDER, find_exercises
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -166,3 +170,51 @@ def failed_with(exercise_id: str, namespace: dict, *fragments: str) -> str:
     for fragment in ("expected", "found", "Hint:", *fragments):
         assert fragment in message, message
     return message
+
+
+class SolvedLesson:
+    """A solved lesson's exercise cells, run as the kernel runs them, so the lesson and its checks cannot drift.
+
+    ``defined``: what the lesson has defined by the time its exercises start (the names their solution cells use),
+    or a function returning it afresh for each run.
+    """
+
+    def __init__(self, notebook: str, defined: dict[str, Any] | Callable[[], dict[str, Any]]) -> None:
+        self.path = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / notebook
+        self.defined = defined
+
+    def solution_source(self, exercise_id: str) -> str:
+        notebook = nbformat.read(self.path, as_version=4)
+        exercise = next(found for found in find_exercises(notebook) if found.id == exercise_id)
+        return notebook.cells[exercise.solution].source
+
+    async def run_solution(self, exercise_id: str) -> dict[str, Any]:
+        """Run the solution cell of ``exercise_id`` (top-level ``await`` included); return the namespace it leaves."""
+        namespace = dict(self.defined() if callable(self.defined) else self.defined)
+        source = self.solution_source(exercise_id)
+        result = eval(compile(source, f"<{exercise_id}>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), namespace)
+        if inspect.isawaitable(result):
+            await result
+        return namespace
+
+    def assert_answers_defined_nowhere_else(self) -> list[str]:
+        """A blank lesson must not look attempted: no code cell before an exercise defines its answers.
+
+        Returns the exercise ids in lesson order.
+        """
+        notebook = nbformat.read(self.path, as_version=4)
+        exercises = find_exercises(notebook)
+        for exercise in exercises:
+            earlier = "\n".join(c.source for c in notebook.cells[: exercise.solution] if c.cell_type == "code")
+            for name in expectations(exercise.id).answers:
+                assert f"{name} =" not in earlier and f"def {name}(" not in earlier, (exercise.id, name)
+        return [exercise.id for exercise in exercises]
+
+
+def assert_not_attempted(exercise_id: str, capsys: Any, monkeypatch: Any) -> None:
+    """A blank exercise prints *not attempted yet*; while grading it raises ``ExerciseNotAttempted``."""
+    check(exercise_id, {})
+    assert "not attempted yet" in capsys.readouterr().out
+    monkeypatch.setenv(GRADING_VARIABLE, "autograde")
+    with pytest.raises(ExerciseNotAttempted):
+        check(exercise_id, {})

@@ -7,82 +7,44 @@ lesson defined before it. So the lesson and its checks cannot drift apart.
 
 from __future__ import annotations
 
-import ast
-import inspect
-from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
+from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
-from mcp_teach.exercises.catalogue import GRADING_VARIABLE
-from mcp_teach.exercises.convention import find_exercises
+from mcp_teach.exercises import check
 from mcp_teach.lessons.l03_errors import attempt, explain, raw_request
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
-LESSON = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "03_tools_call.ipynb"
 #: What the lesson has defined by the time its exercises start (the names their solution cells use).
-LESSON_NAMES = {
-    "CaptureTransport": CaptureTransport,
-    "FastMCP": FastMCP,
-    "ToolError": ToolError,
-    "attempt": attempt,
-    "build_calculator_server": build_calculator_server,
-    "explain": explain,
-    "raw_request": raw_request,
-    "teaching_client": teaching_client,
-}
-
-
-def solution_source(exercise_id: str) -> str:
-    notebook = nbformat.read(LESSON, as_version=4)
-    exercise = next(found for found in find_exercises(notebook) if found.id == exercise_id)
-    return notebook.cells[exercise.solution].source
-
-
-async def run_solution(exercise_id: str) -> dict[str, Any]:
-    """Run the solution cell of ``exercise_id`` as the kernel would; return the namespace it leaves."""
-    namespace = dict(LESSON_NAMES)
-    code = compile(solution_source(exercise_id), f"<{exercise_id}>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(code, namespace)
-    if inspect.isawaitable(result):
-        await result
-    return namespace
-
-
-def expect_failure(exercise_id: str, namespace: dict[str, Any], *parts: str) -> str:
-    with pytest.raises(ExerciseFailed) as failed:
-        check(exercise_id, namespace)
-    message = str(failed.value)
-    for part in ("expected", "found", "Hint:", *parts):
-        assert part in message, message
-    return message
+LESSON = SolvedLesson(
+    "03_tools_call.ipynb",
+    {
+        "CaptureTransport": CaptureTransport,
+        "FastMCP": FastMCP,
+        "ToolError": ToolError,
+        "attempt": attempt,
+        "build_calculator_server": build_calculator_server,
+        "explain": explain,
+        "raw_request": raw_request,
+        "teaching_client": teaching_client,
+    },
+)
+run_solution = LESSON.run_solution
 
 
 @pytest.mark.parametrize("exercise_id", ["03.1", "03.2", "03.3"])
 def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
-    check(exercise_id, {})
-    assert "not attempted yet" in capsys.readouterr().out
-    monkeypatch.setenv(GRADING_VARIABLE, "autograde")
-    with pytest.raises(ExerciseNotAttempted):
-        check(exercise_id, {})
+    assert_not_attempted(exercise_id, capsys, monkeypatch)
 
 
 def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
-    """A blank lesson must not look attempted: no cell before an exercise defines its answers."""
-    from mcp_teach.exercises.catalogue import expectations
-
-    notebook = nbformat.read(LESSON, as_version=4)
-    for exercise in find_exercises(notebook):
-        earlier = "\n".join(cell.source for cell in notebook.cells[: exercise.solution] if cell.cell_type == "code")
-        for name in expectations(exercise.id).answers:
-            assert f"{name} =" not in earlier and f"def {name}(" not in earlier, (exercise.id, name)
+    LESSON.assert_answers_defined_nowhere_else()
 
 
 def test_03_1_the_lesson_solution_passes(run, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,7 +81,7 @@ async def _structured() -> dict[str, Any]:
 
 def test_03_1_an_error_that_breaks_the_output_schema_fails(run) -> None:
     namespace = run(_structured)  # fastmcp's own schema for -> float: {"result": number}, required
-    message = expect_failure("03.1", namespace, "structuredContent for b = 0 against divide's outputSchema")
+    message = failed_with("03.1", namespace, "structuredContent for b = 0 against divide's outputSchema")
     assert "'result' is a required property" in message
     assert "output_schema=DIVIDE_OUTPUT_SCHEMA" in message
 
@@ -140,11 +102,11 @@ def test_03_1_a_raised_error_fails(run) -> None:
             await client.call_tool("divide", {"a": 1, "b": 0}, raise_on_error=False)
         return {"structured_server": server, "structured_capture": capture}
 
-    expect_failure("03.1", run(raised), "structuredContent in the result for b = 0", "a raised ToolError")
+    failed_with("03.1", run(raised), "structuredContent in the result for b = 0", "a raised ToolError")
 
 
 def test_03_1_not_a_capture_fails() -> None:
-    expect_failure("03.1", {"structured_server": FastMCP("x"), "structured_capture": []}, "a CaptureTransport")
+    failed_with("03.1", {"structured_server": FastMCP("x"), "structured_capture": []}, "a CaptureTransport")
 
 
 def test_03_2_the_lesson_solution_passes(run, capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,7 +134,7 @@ def test_03_2_an_unknown_tool_is_not_new() -> None:
         "error_server": None,
         "codes": [-32601, -32602],
     }
-    expect_failure("03.2", namespace, "the tool name in invalid_params", "section 4 already showed an unknown tool")
+    failed_with("03.2", namespace, "the tool name in invalid_params", "section 4 already showed an unknown tool")
 
 
 def test_03_2_without_the_envelope_fails_before_the_replies_are_read() -> None:
@@ -182,7 +144,7 @@ def test_03_2_without_the_envelope_fails_before_the_replies_are_read() -> None:
         "error_server": None,
         "codes": [-32601, -32602],
     }
-    expect_failure("03.2", namespace, "the params of invalid_params", "'_meta' envelope")
+    failed_with("03.2", namespace, "the params of invalid_params", "'_meta' envelope")
 
 
 def test_03_2_a_wrong_argument_value_is_a_tool_error(run) -> None:
@@ -196,18 +158,18 @@ def test_03_2_a_wrong_argument_value_is_a_tool_error(run) -> None:
         "error_server": server,
         "codes": [-32601, -32602],
     }
-    expect_failure("03.2", namespace, "what the server answered to invalid_params", "break the shape of params")
+    failed_with("03.2", namespace, "what the server answered to invalid_params", "break the shape of params")
     namespace["invalid_params"] = shape  # answered -32602, but not among the first two lines
-    expect_failure("03.2", namespace, "the first two lines sent on error_server")
+    failed_with("03.2", namespace, "the first two lines sent on error_server")
     namespace.update(invalid_params=wrong_value, error_server=run(_sent, METHOD_NOT_FOUND, shape))
-    expect_failure("03.2", namespace, "the first two lines sent on error_server")
+    failed_with("03.2", namespace, "the first two lines sent on error_server")
 
 
 def test_03_2_a_request_without_envelope_is_told_to_carry_one(run) -> None:
     bare = raw_request(1, "tools/run", envelope=False)
     shape = raw_request(2, "tools/call", {"name": "calculator_add", "arguments": [1]})
     namespace = {"method_not_found": bare, "invalid_params": shape, "error_server": run(_sent, bare, shape)}
-    message = expect_failure("03.2", {**namespace, "codes": [-32601, -32602]}, "read no protocol version")
+    message = failed_with("03.2", {**namespace, "codes": [-32601, -32602]}, "read no protocol version")
     assert "what the server answered to method_not_found" in message
 
 
@@ -219,7 +181,7 @@ def test_03_2_codes_must_be_read_from_the_replies(run) -> None:
         "error_server": run(_sent, METHOD_NOT_FOUND, shape),
         "codes": [-32602, -32601],
     }
-    expect_failure("03.2", namespace, "codes, read from your replies")
+    failed_with("03.2", namespace, "codes, read from your replies")
 
 
 def test_03_2_not_a_raw_server_fails() -> None:
@@ -229,7 +191,7 @@ def test_03_2_not_a_raw_server_fails() -> None:
         "error_server": "a server",
         "codes": [-32601, -32602],
     }
-    expect_failure("03.2", namespace, "error_server", "async with RawStdioServer() as error_server")
+    failed_with("03.2", namespace, "error_server", "async with RawStdioServer() as error_server")
 
 
 def test_03_3_the_lesson_solution_passes(run, capsys: pytest.CaptureFixture[str]) -> None:
@@ -243,11 +205,11 @@ def test_03_3_no_retry_fails() -> None:
     async def add_once(client: Any, a: Any, b: Any) -> Any:
         return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
 
-    expect_failure("03.3", {"add_with_retry": add_once}, "the arguments of the tools/call requests for ('2.5', 1)")
+    failed_with("03.3", {"add_with_retry": add_once}, "the arguments of the tools/call requests for ('2.5', 1)")
 
 
 def test_03_3_a_plain_function_fails() -> None:
     def add_with_retry(client: Any, a: Any, b: Any) -> Any:
         return a + b
 
-    expect_failure("03.3", {"add_with_retry": add_with_retry}, "an async function")
+    failed_with("03.3", {"add_with_retry": add_with_retry}, "an async function")

@@ -7,21 +7,15 @@ lesson defined before it, with the offline teaching model as ``llm``.
 
 from __future__ import annotations
 
-import ast
-import inspect
-from pathlib import Path
 from typing import Any
 
 import mcp_types
-import nbformat
 import pytest
-from exercise_support import failed_with, passed
+from exercise_support import SolvedLesson, assert_not_attempted, failed_with, passed
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.exercises import ExerciseNotAttempted, check
-from mcp_teach.exercises.catalogue import GRADING_VARIABLE, expectations
-from mcp_teach.exercises.convention import find_exercises
+from mcp_teach.exercises import check
 from mcp_teach.lessons.l03_errors import attempt, explain
 from mcp_teach.lessons.l07_context import resource_message
 from mcp_teach.llm.provider import model_name, openai_client
@@ -30,7 +24,6 @@ from mcp_teach.servers import knowledge_base as kb
 from mcp_teach.servers.knowledge import build_knowledge_server
 from mcp_teach.wire.capture import CaptureTransport
 
-LESSON = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "07_resources_prompts.ipynb"
 EXERCISES = ("07.1", "07.2", "07.3", "07.4")
 OFFLINE = Settings()
 
@@ -50,39 +43,17 @@ def lesson_names() -> dict[str, Any]:
     }
 
 
-def solution_source(exercise_id: str) -> str:
-    notebook = nbformat.read(LESSON, as_version=4)
-    exercise = next(found for found in find_exercises(notebook) if found.id == exercise_id)
-    return notebook.cells[exercise.solution].source
-
-
-async def run_solution(exercise_id: str) -> dict[str, Any]:
-    """Run the solution cell of ``exercise_id`` as the kernel would; return the namespace it leaves."""
-    namespace = lesson_names()
-    code = compile(solution_source(exercise_id), f"<{exercise_id}>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(code, namespace)
-    if inspect.isawaitable(result):
-        await result
-    return namespace
+LESSON = SolvedLesson("07_resources_prompts.ipynb", lesson_names)
+run_solution = LESSON.run_solution
 
 
 @pytest.mark.parametrize("exercise_id", EXERCISES)
 def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
-    check(exercise_id, {})
-    assert "not attempted yet" in capsys.readouterr().out
-    monkeypatch.setenv(GRADING_VARIABLE, "autograde")
-    with pytest.raises(ExerciseNotAttempted):
-        check(exercise_id, {})
+    assert_not_attempted(exercise_id, capsys, monkeypatch)
 
 
 def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
-    notebook = nbformat.read(LESSON, as_version=4)
-    exercises = find_exercises(notebook)
-    assert [exercise.id for exercise in exercises] == list(EXERCISES)
-    for exercise in exercises:
-        earlier = "\n".join(cell.source for cell in notebook.cells[: exercise.solution] if cell.cell_type == "code")
-        for name in expectations(exercise.id).answers:
-            assert f"{name} =" not in earlier and f"def {name}(" not in earlier, (exercise.id, name)
+    assert LESSON.assert_answers_defined_nowhere_else() == list(EXERCISES)
 
 
 @pytest.mark.parametrize("exercise_id", EXERCISES)

@@ -8,53 +8,34 @@ namespace with one thing broken.
 
 from __future__ import annotations
 
-import ast
-import inspect
-from pathlib import Path
 from typing import Any
 
 import mcp_types as types
-import nbformat
 import pytest
-from exercise_support import failed_with, passed
+from exercise_support import SolvedLesson, assert_not_attempted, failed_with, passed
 from fastmcp import FastMCP
 from mcp.server.lowlevel import Server
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises import ExerciseNotAttempted, check
-from mcp_teach.exercises.catalogue import GRADING_VARIABLE, expectations
-from mcp_teach.exercises.convention import find_exercises
+from mcp_teach.exercises import check
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.lessons.l08_double_import import demo_files
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.servers.lowlevel_calculator import calculate, tool_definitions
 from mcp_teach.wire.capture import CaptureTransport
 
-LESSON = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "08_lowlevel_server.ipynb"
 #: What the lesson has defined by the time its exercises start (the names their solution cells use).
-LESSON_NAMES = {
-    "CaptureTransport": CaptureTransport,
-    "LowLevelMemoryTransport": LowLevelMemoryTransport,
-    "demo_files": demo_files,
-    "teaching_client": teaching_client,
-}
+LESSON = SolvedLesson(
+    "08_lowlevel_server.ipynb",
+    {
+        "CaptureTransport": CaptureTransport,
+        "LowLevelMemoryTransport": LowLevelMemoryTransport,
+        "demo_files": demo_files,
+        "teaching_client": teaching_client,
+    },
+)
+run_solution = LESSON.run_solution
 IDS = ["08.1", "08.2", "08.3"]
-
-
-def solution_source(exercise_id: str) -> str:
-    notebook = nbformat.read(LESSON, as_version=4)
-    exercise = next(found for found in find_exercises(notebook) if found.id == exercise_id)
-    return notebook.cells[exercise.solution].source
-
-
-async def run_solution(exercise_id: str) -> dict[str, Any]:
-    """Run the solution cell of ``exercise_id`` as the kernel would; return the namespace it leaves."""
-    namespace = dict(LESSON_NAMES)
-    code = compile(solution_source(exercise_id), f"<{exercise_id}>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-    result = eval(code, namespace)
-    if inspect.isawaitable(result):
-        await result
-    return namespace
 
 
 @pytest.fixture(scope="module")
@@ -67,20 +48,11 @@ def solved(request) -> dict[str, dict[str, Any]]:
 
 @pytest.mark.parametrize("exercise_id", IDS)
 def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
-    check(exercise_id, {})
-    assert "not attempted yet" in capsys.readouterr().out
-    monkeypatch.setenv(GRADING_VARIABLE, "autograde")
-    with pytest.raises(ExerciseNotAttempted):
-        check(exercise_id, {})
+    assert_not_attempted(exercise_id, capsys, monkeypatch)
 
 
 def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
-    """A blank lesson must not look attempted: no cell before an exercise defines its answers."""
-    notebook = nbformat.read(LESSON, as_version=4)
-    for exercise in find_exercises(notebook):
-        earlier = "\n".join(cell.source for cell in notebook.cells[: exercise.solution] if cell.cell_type == "code")
-        for name in expectations(exercise.id).answers:
-            assert f"{name} =" not in earlier and f"def {name}(" not in earlier, (exercise.id, name)
+    LESSON.assert_answers_defined_nowhere_else()
 
 
 @pytest.mark.parametrize("exercise_id", IDS)
