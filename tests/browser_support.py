@@ -153,6 +153,11 @@ class NotebookFacts:
         return self._code_calls("explore")
 
     @property
+    def shows_forms(self) -> bool:
+        """Answers elicitation through an ipywidgets form (lesson 09's ``FormUser``)."""
+        return self._code_calls("FormUser") or self._code_calls("schema_form")
+
+    @property
     def code_cells(self) -> list[int]:
         """Indexes of code cells with something to run (JupyterLab does not execute empty ones)."""
         return [
@@ -378,6 +383,7 @@ _CELLS_JS = f"""() => {{
       errors: errors.map(e => e.textContent.trim().slice(0, 2000)),
       captures: cell.querySelectorAll('.jp-OutputArea-output .mcp-teach-capture').length,
       images: images.filter(img => img.complete && img.naturalWidth > 0).length,
+      buttons: [...cell.querySelectorAll('.jp-OutputArea-output button')].map(b => b.textContent.trim()),
     }};
   }});
 }}"""
@@ -392,6 +398,7 @@ class CellView:
     errors: list[str]  # text of outputs rendered as errors/stderr
     captures: int  # .mcp-teach-capture elements (show, show_trace)
     images: int  # loaded images (draw_sequence figures)
+    buttons: list[str]  # labels of buttons in the outputs (ipywidgets, e.g. lesson 09's elicitation forms)
 
 
 @dataclass

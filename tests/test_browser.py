@@ -4,7 +4,8 @@ One JupyterLab server (loopback, generated token) serves a copy of notebooks/ wi
 screen comes from this run and the repository stays untouched. One Chromium (Playwright, Debian's binary) opens
 each lesson in its own tab. Checked: no cell shows an error except cells tagged ``raises-exception``, captures
 (``show``/``show_trace``) and sequence diagrams (``draw_sequence``) are rendered, and the explorer's Next button
-changes the message shown. Screenshots go to artifacts/browser/.
+changes the message shown, and elicitation forms (lesson 09) are rendered with their Accept / Decline / Cancel
+buttons. Screenshots go to artifacts/browser/.
 
 Without Chromium or Playwright the module is skipped, with how to install them, except in CI (``CI`` set),
 where that is a failure.
@@ -69,6 +70,7 @@ def test_lessons_exist_and_use_what_the_browser_checks():
     assert any(notebook.shows_captures for notebook in facts), "no lesson calls show() or show_trace()"
     assert any(notebook.draws_sequences for notebook in facts), "no lesson calls draw_sequence()"
     assert any(notebook.explores for notebook in facts), "no lesson calls explore()"
+    assert any(notebook.shows_forms for notebook in facts), "no lesson answers elicitation through a form"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
@@ -106,6 +108,9 @@ def test_lesson_runs_in_jupyterlab(lab_browser, path: Path):
             assert sum(cell.images for cell in cells), "draw_sequence() is called but no image appears in an output"
         if facts.explores:
             _check_explorer(run, path.stem)
+        if facts.shows_forms:
+            buttons = {label for cell in cells for label in cell.buttons}
+            assert {"Accept", "Decline", "Cancel"} <= buttons, f"no elicitation form rendered (buttons: {buttons})"
     finally:
         run.page.close()
         lab.shutdown_kernels()
