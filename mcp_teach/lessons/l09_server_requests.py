@@ -20,9 +20,6 @@ This module holds the handlers the lesson uses, so that its cells stay a few lin
 from __future__ import annotations
 
 import asyncio
-import importlib
-import sys
-import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,21 +30,6 @@ from fastmcp.client.elicitation import ElicitResult
 from IPython.display import display
 
 from mcp_teach.display.show import table
-
-
-def _jsonschema_ready() -> None:
-    """Wait for the setup cell's background import of jsonschema (``warm_up``), then import its validators.
-
-    fastmcp's client imports ``jsonschema.validators`` the first time it validates an accepted form. Done while
-    the warm-up thread is still importing jsonschema, that import failed ("partially initialized module").
-    """
-    if "jsonschema.validators" in sys.modules:
-        return
-    for thread in threading.enumerate():
-        if thread.name == "warm-up":
-            thread.join(timeout=30)
-    importlib.import_module("jsonschema.validators")
-
 
 #: The three answers a user can give to an elicitation (client/elicitation, "Response Actions").
 ACTIONS = ("accept", "decline", "cancel")
@@ -134,7 +116,6 @@ class FormUser:
         self.sent: list[ElicitResult] = []
 
     async def __call__(self, message: str, response_type: Any, params: Any, context: Any) -> ElicitResult:
-        _jsonschema_ready()  # before fastmcp validates the accepted content
         form = schema_form(params.requested_schema, message)
         self.forms.append(form)
         if self.show:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import platform
 import signal
 import socket
-import threading
 from importlib.metadata import version
 
 import nest_asyncio
 
+from mcp_teach.client import warm_up
 from mcp_teach.display.show import table
 
 #: Packages whose versions each lesson prints, so a mismatch is obvious.
@@ -30,7 +29,7 @@ def setup_notebook() -> None:
     - ``nest_asyncio`` lets ``asyncio.run(...)`` work inside a cell (cells can
       also simply ``await``).
     - The Interrupt button stops a cell that is waiting (see :func:`wake_on_interrupt`).
-    - A one-time cost every lesson pays is paid now, in the background (see :func:`warm_up`).
+    - A one-time cost every lesson pays is paid now, in the background (:func:`mcp_teach.client.warm_up`).
     """
     import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
 
@@ -38,19 +37,6 @@ def setup_notebook() -> None:
     nest_asyncio.apply()
     wake_on_interrupt()
     warm_up()
-
-
-def warm_up() -> threading.Thread:
-    """Import jsonschema in a background thread, so that no lesson cell waits 1–2 s for it.
-
-    The MCP client checks every tool result against the tool's ``outputSchema`` with jsonschema, importing it
-    at the first ``tools/call`` of a kernel. That import builds the grammars of jsonschema's format checkers
-    (``rfc3987_syntax``, installed with JupyterLab), which takes longer than the call itself. Started here,
-    it runs while the first cells do; a cell that needs jsonschema sooner waits only for the rest of it.
-    """
-    thread = threading.Thread(target=importlib.import_module, args=("jsonschema",), name="warm-up", daemon=True)
-    thread.start()
-    return thread
 
 
 def wake_on_interrupt() -> None:
