@@ -116,7 +116,7 @@ def chat(args: argparse.Namespace) -> int:
 
 
 def serve_model(args: argparse.Namespace) -> int:
-    """Serve the offline teaching model over HTTP (OpenAI-compatible)."""
+    """Serve the offline teaching model over HTTP (OpenAI- and Anthropic-compatible)."""
     from mcp_teach.llm.serve import run_model_server
 
     run_model_server(host=args.host, port=args.port, api_key=args.api_key)
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat_parser.set_defaults(handler=chat)
     model_parser = commands.add_parser("model", help="the offline teaching model")
     model_commands = model_parser.add_subparsers(dest="model_command", required=True)
-    model_serve = model_commands.add_parser("serve", help="serve it as an OpenAI-compatible API on loopback")
+    model_serve = model_commands.add_parser("serve", help="serve it on loopback (OpenAI and Anthropic APIs)")
     model_serve.add_argument("--host", default=LOOPBACK, help="interface to listen on (default 127.0.0.1)")
     model_serve.add_argument("--port", type=int, default=8001, help="TCP port (default 8001, 0 for any)")
     model_serve.add_argument("--api-key", help="require this key (default: accept any)")

@@ -32,6 +32,12 @@ TOKEN_RULE = (
 #: The model name the offline teaching model answers to.
 OFFLINE_MODEL = "mcp-teach-offline"
 
+Provider = Literal["offline", "openai", "anthropic"]
+PROVIDERS: tuple[Provider, ...] = ("offline", "openai", "anthropic")
+#: How Anthropic's own API keys start; another shape in ANTHROPIC_API_KEY may belong to an OpenAI-compatible provider.
+ANTHROPIC_KEY_PREFIX = "sk-ant-"
+ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
 
 class ConfigError(ValueError):
     """A setting has a value the course cannot use."""
@@ -54,17 +60,70 @@ class Settings:
     mcp_auth_token: str | None = field(default=None, repr=False)
     #: The ``.env`` file the values came from, if one was found.
     env_file: Path | None = None
+    #: ``LLM_PROVIDER`` as written (None: detect it, see :attr:`llm_provider`).
+    provider_choice: Provider | None = None
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_base_url: str | None = None
+    anthropic_model: str = OFFLINE_MODEL
 
     @property
     def uses_offline_model(self) -> bool:
-        """True unless a real provider is configured (a base URL or an API key)."""
-        return not (self.openai_base_url or self.openai_api_key)
+        """True unless a real OpenAI-compatible provider is configured (a base URL or an API key) and
+        ``LLM_PROVIDER`` is not ``offline``."""
+        return self.provider_choice == "offline" or not (self.openai_base_url or self.openai_api_key)
+
+    @property
+    def uses_offline_anthropic(self) -> bool:
+        """True unless an Anthropic Messages provider is configured (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``
+        or ``LLM_PROVIDER=anthropic``) and ``LLM_PROVIDER`` is not ``offline``."""
+        if self.provider_choice is not None:
+            return self.provider_choice != "anthropic" and (
+                self.provider_choice == "offline" or not (self.anthropic_base_url or self.anthropic_api_key)
+            )
+        return not (self.anthropic_base_url or self.anthropic_api_key)
+
+    @property
+    def llm_provider(self) -> Provider:
+        """Which LLM the course talks to; the first rule that applies (seed 001's detection, offline by default):
+
+        1. ``LLM_PROVIDER=offline|openai|anthropic``: that one;
+        2. ``ANTHROPIC_BASE_URL`` set: ``anthropic`` (an Anthropic-compatible server; its key may have any shape);
+        3. ``ANTHROPIC_API_KEY=sk-ant-...``: ``anthropic``;
+        4. ``ANTHROPIC_API_KEY`` of another shape: ``openai`` if ``OPENAI_BASE_URL`` or ``OPENAI_API_KEY`` is set
+           (an OpenAI-compatible key put in the wrong variable; see :attr:`openai_key`), else ``anthropic``;
+        5. ``OPENAI_API_KEY`` or ``OPENAI_BASE_URL`` set: ``openai``;
+        6. nothing set: ``offline``, the offline teaching model (it speaks both APIs).
+        """
+        if self.provider_choice is not None:
+            return self.provider_choice
+        if self.anthropic_base_url:
+            return "anthropic"
+        if self.anthropic_api_key:
+            if self.anthropic_api_key.startswith(ANTHROPIC_KEY_PREFIX) or self.uses_offline_model:
+                return "anthropic"
+            return "openai"
+        return "offline" if self.uses_offline_model else "openai"
+
+    @property
+    def openai_key(self) -> str | None:
+        """The key for the OpenAI-compatible provider: ``OPENAI_API_KEY``, or (rule 4 of :attr:`llm_provider`)
+        an ``ANTHROPIC_API_KEY`` that is no Anthropic key while ``OPENAI_BASE_URL`` names where it belongs."""
+        if self.openai_api_key:
+            return self.openai_api_key
+        mixed_up = self.anthropic_api_key and not self.anthropic_api_key.startswith(ANTHROPIC_KEY_PREFIX)
+        if mixed_up and self.openai_base_url and not self.anthropic_base_url and self.provider_choice != "anthropic":
+            return self.anthropic_api_key
+        return None
 
     def describe_llm(self) -> str:
         """Which LLM backend is configured, without revealing the key."""
+        if self.llm_provider == "anthropic":
+            key = "API key set (hidden)" if self.anthropic_api_key else "no API key"
+            where = self.anthropic_base_url or ANTHROPIC_DEFAULT_BASE_URL
+            return f"Anthropic Messages API at {where}, model {self.anthropic_model}, {key}"
         if self.uses_offline_model:
             return f"offline teaching model ({OFFLINE_MODEL}), no API key needed"
-        key = "API key set (hidden)" if self.openai_api_key else "no API key"
+        key = "API key set (hidden)" if self.openai_key else "no API key"
         where = self.openai_base_url or "https://api.openai.com/v1"
         return f"OpenAI-compatible provider at {where}, model {self.openai_model}, {key}"
 
@@ -102,6 +161,13 @@ def check_token(raw: str) -> str:
 def _transport(raw: str) -> Transport:
     value = raw.lower().replace("_", "-")
     if value not in TRANSPORTS:
+        raise ValueError(raw)
+    return value  # type: ignore[return-value]
+
+
+def _provider(raw: str) -> Provider:
+    value = raw.lower()
+    if value not in PROVIDERS:
         raise ValueError(raw)
     return value  # type: ignore[return-value]
 
@@ -150,6 +216,10 @@ def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str]
             ),
             mcp_auth_token=_parse(values, TOKEN_VARIABLE, None, check_token, TOKEN_RULE, secret=True),
             env_file=path if path and path.is_file() else None,
+            provider_choice=_parse(values, "LLM_PROVIDER", None, _provider, "one of " + ", ".join(PROVIDERS)),
+            anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
+            anthropic_base_url=_parse(values, "ANTHROPIC_BASE_URL", None, _http_url, "an http:// or https:// URL"),
+            anthropic_model=_parse(values, "ANTHROPIC_MODEL", OFFLINE_MODEL, str, "a model name"),
         )
     except ConfigError as error:
         where = f" (read from {path})" if path and path.is_file() else ""

@@ -1,13 +1,16 @@
-"""The offline teaching model behind an OpenAI-compatible chat-completions API.
+"""The offline teaching model behind an OpenAI-compatible chat-completions API and Anthropic's Messages API.
 
+``POST /v1/chat/completions`` speaks OpenAI's format, ``POST /v1/messages`` Anthropic's
+(translated by :mod:`~mcp_teach.llm.anthropic_format`; the same rules answer both).
 The same ASGI app serves two ways:
 
 - in-process, through ``httpx2.ASGITransport`` (no port; what notebooks use by default);
 - over HTTP on loopback with ``mcp-teach model serve``, so changing ``OPENAI_BASE_URL``
-  alone moves a student between it and a real provider.
+  alone moves a student between it and a real provider (``ANTHROPIC_BASE_URL`` for the Messages API).
 
-Requests are validated the way OpenAI does and rejected with OpenAI-style
-``{"error": {...}}`` bodies, so the ``openai`` SDK raises its usual exceptions.
+Requests are validated the way each provider does and rejected with its error bodies
+(OpenAI: ``{"error": {...}}``; Anthropic: ``{"type": "error", "error": {...}}``), so the
+``openai`` and ``anthropic`` SDKs raise their usual exceptions.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcp_teach.llm.anthropic_format import MessagesRejected, to_chat_request, to_message, validate_messages_request
 from mcp_teach.llm.teaching_model import MODEL_NAME, complete
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -114,6 +118,27 @@ def create_app(api_key: str | None = None) -> Starlette:
         except RequestRejected as rejected:
             return rejected.response()
 
+    def check_anthropic_key(request: Request) -> None:
+        """Anthropic's SDK sends ``x-api-key`` (or ``Authorization: Bearer`` for an auth token)."""
+        if api_key is None:
+            return
+        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+        sent = request.headers.get("x-api-key") or (bearer.strip() if scheme.lower() == "bearer" else "")
+        if not hmac.compare_digest(sent.encode(), api_key.encode()):
+            raise MessagesRejected(401, "invalid x-api-key. Check ANTHROPIC_API_KEY.")
+
+    async def messages(request: Request) -> JSONResponse:
+        try:
+            check_anthropic_key(request)
+            try:
+                body = json.loads(await request.body())
+            except ValueError:
+                raise MessagesRejected(400, "The request body is not valid JSON.") from None
+            body = validate_messages_request(body, MODEL_NAME)
+            return JSONResponse(to_message(complete(to_chat_request(body)), body))
+        except MessagesRejected as rejected:
+            return JSONResponse(rejected.body(), status_code=rejected.status)
+
     async def models(request: Request) -> JSONResponse:
         try:
             check_key(request)
@@ -125,6 +150,7 @@ def create_app(api_key: str | None = None) -> Starlette:
     return Starlette(
         routes=[
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
         ]
     )

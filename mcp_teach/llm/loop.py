@@ -14,6 +14,14 @@ and every error of a tool call reaches the model as text: tool execution
 errors (``isError: true``, which clients SHOULD give the model) and protocol
 errors such as an unknown tool (JSON-RPC ``-32602``, which clients MAY give it;
 2025-11-25 and 2026-07-28 server/tools, Error Handling).
+
+:func:`ask` speaks chat completions. :func:`ask_any` is the same loop for either API
+(lesson 11), and does not care which one the model speaks: given an
+``openai.AsyncOpenAI`` it sends chat completions (``tool_calls``, results as
+``role: "tool"`` messages); given an ``anthropic.AsyncAnthropic`` it sends
+Anthropic Messages (the system message as ``system``, ``tool_use`` blocks,
+results as ``tool_result`` blocks in a ``role: "user"`` message). Only
+:class:`OpenAIChat` and :class:`AnthropicMessages` know the formats.
 """
 
 from __future__ import annotations
@@ -24,12 +32,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import anthropic
 import openai
 from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
+from mcp_teach.llm.anthropic_format import to_anthropic_tools
 from mcp_teach.llm.openai_tools import to_openai_tools
-from mcp_teach.llm.provider import explain_llm_error
+from mcp_teach.llm.provider import explain_anthropic_error, explain_llm_error
 from mcp_teach.llm.trace import Actor, Trace, TraceEvent, llm_response_label
 from mcp_teach.wire.messages import Capture
 
@@ -94,6 +104,24 @@ async def execute_tool_call(mcp: Client, name: str, raw_arguments: str) -> str:
     return f"Error: {text}" if result.is_error else text
 
 
+async def run_tool_call(mcp: Client, name: str, arguments: str | Any) -> tuple[str, bool]:
+    """Like :func:`execute_tool_call`, and whether it failed; ``arguments`` is a JSON string (OpenAI's
+    ``arguments``) or already an object (Anthropic's ``input``)."""
+    if isinstance(arguments, str) or arguments is None:
+        try:
+            arguments = json.loads(arguments or "{}")
+        except ValueError as error:
+            return f"Error: the arguments for {name} are not valid JSON ({error}). Send one JSON object.", True
+    if not isinstance(arguments, dict):
+        return f"Error: the arguments for {name} must be a JSON object, not {type(arguments).__name__}.", True
+    try:
+        result = await mcp.call_tool(name, arguments, raise_on_error=False)
+    except MCPError as error:  # a protocol error, e.g. an unknown tool: a JSON-RPC error instead of a result
+        return f"Error: the MCP server answered with JSON-RPC error {error.error.code}: {error.error.message}", True
+    text = _tool_text(result)
+    return (f"Error: {text}", True) if result.is_error else (text, False)
+
+
 def _assistant_message(message: dict[str, Any]) -> dict[str, Any]:
     kept = {"role": "assistant", "content": message.get("content")}
     if message.get("tool_calls"):
@@ -140,12 +168,128 @@ async def _complete(llm: openai.AsyncOpenAI, request: dict[str, Any], round_numb
 
 
 def _stopped(max_rounds: int, reply: dict[str, Any]) -> str:
-    wanted = ", ".join(call["function"]["name"] for call in reply["tool_calls"])
+    return _stopped_wanting(max_rounds, [call["function"]["name"] for call in reply["tool_calls"]])
+
+
+def _stopped_wanting(max_rounds: int, names: list[str]) -> str:
+    wanted = ", ".join(names)
     return (
         f"Stopped after {max_rounds} round{'s' * (max_rounds != 1)} (max_rounds, set by LLM_MAX_TOOL_ROUNDS): "
         f"the model still asked for {wanted}, which was not run, so there is no final answer. "
         "Raise LLM_MAX_TOOL_ROUNDS or ask a simpler question."
     )
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call of the model, in either API: its id, the tool's name, the arguments as the API sent them."""
+
+    id: str
+    name: str
+    arguments: str | Any
+
+
+class OpenAIChat:
+    """Chat completions: the system message first in ``messages``, ``tool_calls``, results as ``role: "tool"``."""
+
+    def __init__(self, llm: openai.AsyncOpenAI, model: str) -> None:
+        self.llm, self.model = llm, model
+
+    def tools(self, mcp_tools: list[Any]) -> list[dict[str, Any]]:
+        return to_openai_tools(mcp_tools)
+
+    def start(self, system: dict[str, str], question: str) -> list[dict[str, Any]]:
+        return [system, {"role": "user", "content": question}]
+
+    async def step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], round_number: int, record: _Recorder
+    ) -> tuple[dict[str, Any], list[ToolCall], str]:
+        """Ask once; the message to keep, the calls it asks for and its text."""
+        request = {"model": self.model, "messages": list(messages), "tools": tools, "tool_choice": "auto"}
+        reply = await _complete(self.llm, request, round_number, record)
+        calls = [
+            ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in reply.get("tool_calls") or []
+        ]
+        return _assistant_message(reply), calls, (reply.get("content") or "").strip()
+
+    def results(self, calls: list[ToolCall], outcomes: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+        return [
+            {"role": "tool", "tool_call_id": c.id, "content": text}
+            for c, (text, _) in zip(calls, outcomes, strict=True)
+        ]
+
+
+#: ``max_tokens`` of each Messages request (required by the API; the teaching model writes far less).
+MAX_TOKENS = 1024
+
+
+class AnthropicMessages:
+    """Anthropic Messages: the system message as ``system``, ``tool_use`` blocks, ``tool_result`` blocks sent
+    back in one ``role: "user"`` message."""
+
+    def __init__(self, llm: anthropic.AsyncAnthropic, model: str, max_tokens: int = MAX_TOKENS) -> None:
+        self.llm, self.model, self.max_tokens = llm, model, max_tokens
+        self.system = ""
+
+    def tools(self, mcp_tools: list[Any]) -> list[dict[str, Any]]:
+        return to_anthropic_tools(mcp_tools)
+
+    def start(self, system: dict[str, str], question: str) -> list[dict[str, Any]]:
+        self.system = system["content"]
+        return [{"role": "user", "content": question}]
+
+    async def step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], round_number: int, record: _Recorder
+    ) -> tuple[dict[str, Any], list[ToolCall], str]:
+        request = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": self.system,
+            "messages": list(messages),
+            "tools": tools,
+            "tool_choice": {"type": "auto"},
+        }
+        record.note("client", "llm", "llm-request", f"messages round {round_number}", request)
+        try:
+            reply = await self.llm.messages.create(**request)
+        except anthropic.AnthropicError as error:
+            url, key = str(self.llm.base_url).rstrip("/"), self.llm.api_key
+            raise explain_anthropic_error(error, url, self.model, key) from None
+        payload = reply.model_dump(mode="json", exclude_none=True)
+        blocks = [b for b in payload.get("content", []) if b.get("type") in ("text", "tool_use")]
+        kept = [
+            {"type": "text", "text": b["text"]} if b["type"] == "text"
+            else {"type": "tool_use", "id": b["id"], "name": b["name"], "input": b.get("input", {})}
+            for b in blocks
+        ]  # fmt: skip
+        calls = [ToolCall(b["id"], b["name"], b.get("input", {})) for b in kept if b["type"] == "tool_use"]
+        text = "\n".join(b["text"] for b in kept if b["type"] == "text").strip()
+        record.note("llm", "client", "llm-response", _messages_label(calls, text), payload)
+        return {"role": "assistant", "content": kept}, calls, text
+
+    def results(self, calls: list[ToolCall], outcomes: list[tuple[str, bool]]) -> list[dict[str, Any]]:
+        blocks = [
+            {"type": "tool_result", "tool_use_id": c.id, "content": text, "is_error": failed}
+            for c, (text, failed) in zip(calls, outcomes, strict=True)
+        ]
+        return [{"role": "user", "content": blocks}]
+
+
+def _messages_label(calls: list[ToolCall], text: str) -> str:
+    """The trace label of a Messages reply, worded like :func:`~mcp_teach.llm.trace.llm_response_label`."""
+    if calls:
+        openai_style = [
+            {"function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}} for c in calls
+        ]
+        return llm_response_label({"tool_calls": openai_style}).replace("tool_calls:", "tool_use:", 1)
+    return llm_response_label({"content": text})
+
+
+def api_for(llm: openai.AsyncOpenAI | anthropic.AsyncAnthropic, model: str) -> OpenAIChat | AnthropicMessages:
+    """The format the client speaks."""
+    if isinstance(llm, anthropic.AsyncAnthropic):
+        return AnthropicMessages(llm, model)
+    return OpenAIChat(llm, model)
 
 
 async def ask(
@@ -188,3 +332,49 @@ async def ask(
             content = await execute_tool_call(mcp, call["function"]["name"], call["function"]["arguments"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
     return record.finish(messages, _stopped(max_rounds, reply), max_rounds, stopped_early=True)
+
+
+async def ask_any(
+    question: str,
+    mcp: Client,
+    llm: openai.AsyncOpenAI | anthropic.AsyncAnthropic,
+    *,
+    model: str,
+    max_rounds: int = 5,
+    capture: Capture | None = None,
+    since: int | None = None,
+    system_prompt: str = SYSTEM_PROMPT,
+    on_event: Callable[[TraceEvent], None] | None = None,
+) -> LoopResult:
+    """:func:`ask` for either API: the same loop, the model's format left to :class:`OpenAIChat` or
+    :class:`AnthropicMessages` (chosen by the type of ``llm``, see :func:`api_for`).
+
+    The trace gets the MCP messages from ``capture`` (default: the client's
+    ``CaptureTransport``, if any) from index ``since`` on (default: from now on;
+    ``0`` includes the connection's opening). ``on_event`` gets each question, LLM and answer
+    event as it happens; the MCP messages join the trace at the end. ``llm`` is an
+    ``openai.AsyncOpenAI`` (chat completions) or an ``anthropic.AsyncAnthropic`` (Messages);
+    ``messages`` of the result are then in that API's format.
+    """
+    if max_rounds < 1:
+        raise ValueError(f"max_rounds must be at least 1, not {max_rounds}")
+    capture = capture if capture is not None else getattr(mcp.transport, "capture", None)
+    start = since if since is not None else len(capture) if capture is not None else 0
+    record = _Recorder(capture, start, on_event)
+    record.note("user", "client", "question", question, {"content": question})
+    api = api_for(llm, model)
+    tools = api.tools(await mcp.list_tools())  # phase 2, discovery
+    messages = api.start(system_message(mcp, system_prompt), question)
+    calls: list[ToolCall] = []
+    for round_number in range(1, max_rounds + 1):
+        kept, calls, text = await api.step(messages, tools, round_number, record)  # phase 3, decision (or answer)
+        messages.append(kept)
+        if not calls:
+            return record.finish(messages, text, round_number, stopped_early=False)
+        if round_number == max_rounds:
+            break  # no round left to show the model any result: do not run the calls at all
+        outcomes = [await run_tool_call(mcp, call.name, call.arguments) for call in calls]  # phase 4, execution
+        messages += api.results(calls, outcomes)  # phase 5, feeding back
+    return record.finish(
+        messages, _stopped_wanting(max_rounds, [c.name for c in calls]), max_rounds, stopped_early=True
+    )

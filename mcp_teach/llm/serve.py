@@ -1,4 +1,8 @@
-"""``mcp-teach model serve``: the offline teaching model as an HTTP API on loopback."""
+"""``mcp-teach model serve``: the offline teaching model as an HTTP API on loopback.
+
+One server, both APIs: OpenAI's chat completions on ``/v1/chat/completions`` and
+Anthropic's Messages on ``/v1/messages`` (whose SDK adds ``/v1`` itself).
+"""
 
 from __future__ import annotations
 
@@ -21,7 +25,9 @@ def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None
     url = server_url(host, sock.getsockname()[1], "/v1")
     print(
         f"offline teaching model on {url}  (Ctrl-C stops it)\n"
-        f"  use it with: OPENAI_BASE_URL={url} OPENAI_MODEL={MODEL_NAME} OPENAI_API_KEY=<any>",
+        f"  use it with: OPENAI_BASE_URL={url} OPENAI_MODEL={MODEL_NAME} OPENAI_API_KEY=<any>\n"
+        f"  or, Anthropic's Messages API: ANTHROPIC_BASE_URL={url.removesuffix('/v1')} "
+        f"ANTHROPIC_MODEL={MODEL_NAME} ANTHROPIC_API_KEY=<any>",
         file=sys.stderr,
         flush=True,
     )

@@ -32,14 +32,89 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 #: A number as written in the question: 12, 2.5, 1e308.
 _NUMBER = r"\d+(?:\.\d+)?(?:e[-+]?\d+)?"
 
+_N = rf"({_NUMBER})"
+#: A unit or object after a number: "12 dollars", "3 pizzas" (at most two words).
+_UNIT = r"(?:\s*[a-z$€£¥]+){0,2}"
+_CN_DIGITS = {
+    "二": "2",
+    "两": "2",
+    "三": "3",
+    "四": "4",
+    "五": "5",
+    "六": "6",
+    "七": "7",
+    "八": "8",
+    "九": "9",
+    "十": "10",
+}
+_CN_NUMBER = rf"({_NUMBER}|[二两三四五六七八九十])"
+_CN_MEASURE = "个|件|本|支|瓶|张|块|只|份|斤|人|位|名"
+_FRACTIONS = {"half": "2", "third": "3", "quarter": "4", "fourth": "4", "fifth": "5", "tenth": "10"}
+_MULTIPLES = {"double": "2", "twice": "2", "triple": "3", "treble": "3"}
+
+
+def _cn(match: re.Match[str], group: int) -> str:
+    """A number written in digits or as one Chinese numeral (二 ... 十)."""
+    value = match.group(group)
+    return _CN_DIGITS.get(value, value)
+
+
+#: Everyday phrasings of arithmetic, rewritten first into expressions in brackets (see :data:`REWRITES`).
+#: Each phrase becomes the operations a calculator has: "half of 9" is 9 / 2, "20 percent of 50" is 20 * 50 / 100.
+EVERYDAY: tuple[tuple[str, Any], ...] = (
+    # "20 percent of 50", "20% of 50", "50的20%", "50的百分之20"
+    (rf"{_N}\s*(?:%|percent\b|per cent\b)\s*of\s+{_N}", r" (\1 * \2 / 100) "),
+    (rf"{_N}\s*的\s*(?:{_N}\s*%|百分之\s*{_N})", lambda m: f" ({m[2] or m[3]} * {m[1]} / 100) "),
+    # "half of 9", "a third of 12", "one quarter of 8"
+    (
+        rf"\b(?:(?:a|an|one)\s+)?({'|'.join(_FRACTIONS)})\s+(?:of\s+)?{_N}",
+        lambda m: f" ({m[2]} / {_FRACTIONS[m[1]]}) ",
+    ),
+    # "double 7", "twice 7", "triple 4"
+    (rf"\b({'|'.join(_MULTIPLES)})\s+(?:of\s+)?{_N}", lambda m: f" ({m[2]} * {_MULTIPLES[m[1]]}) "),
+    # "3 items at 4 each", "3 pizzas at 12 dollars per pizza", "3 books at $4 apiece"
+    (
+        rf"{_N}{_UNIT}\s+at\s+\$?{_N}{_UNIT}?\s*(?:each|apiece|a piece|per\s+[a-z]+)\b",
+        r" (\1 * \2) ",
+    ),
+    # "A pizza costs 12 dollars; how much do 3 pizzas cost?", "one ticket costs $5, what do 4 tickets cost"
+    (
+        rf"\b(?:a|an|one|each)\s+[a-z]+\s+costs?\s+\$?{_N}{_UNIT}?[\s,;.]*(?:so\s+)?(?:how much|what)\b"
+        rf"(?:\s+(?:do|does|would|will|for|are|is|of))?\s+{_N}",
+        r" (\2 * \1) ",
+    ),
+    # "5 dollars per hour for 8 hours"
+    (rf"{_N}{_UNIT}\s+per\s+[a-z]+\s+for\s+{_N}", r" (\1 * \2) "),
+    # "120 km in 2 hours, how many km per hour?"
+    (rf"{_N}{_UNIT}\s+in\s+{_N}{_UNIT}[\s,;.]*(?:how (?:many|much|far)|what)\b[a-z\s]*?\bper\b", r" (\1 / \2) "),
+    # "12 apples shared among 4 people", "split 12 between 3", "and share them equally among 4 friends"
+    (
+        r"(?:\band\s+)?\b(?:shared?|split|divided|distributed?)(?:\s+(?:them|it|these|those))?"
+        r"(?:\s+(?:equally|evenly))?\s+(?:among(?:st)?|between|into|with)\b",
+        " / ",
+    ),
+    # Chinese: "12个苹果，分给4个人", "平均分成3份"; "9的一半", "7的两倍", "12的三分之一"
+    (r",?\s*(?:平均|平)?(?:分给|分成|分到|分为)", " / "),
+    (rf"{_N}\s*的\s*一半", r" (\1 / 2) "),
+    (rf"{_N}\s*的\s*{_CN_NUMBER}\s*倍", lambda m: f" ({m[1]} * {_cn(m, 2)}) "),
+    (rf"{_N}\s*的\s*{_CN_NUMBER}\s*分之一", lambda m: f" ({m[1]} / {_cn(m, 2)}) "),
+    # "一个披萨12元，3个多少钱？", "每本书4块，买5本多少钱"
+    (
+        rf"(?:每|一)(?:{_CN_MEASURE})?[^\d,;?]{{0,8}}?{_N}\s*(?:元|块钱|块|美元)[^\d?]*?{_N}\s*(?:{_CN_MEASURE})",
+        r" (\1 * \2) ",
+    ),
+)
+
 #: Applied in order to the lower-cased question: (pattern, replacement).
-REWRITES: tuple[tuple[str, str], ...] = (
+REWRITES: tuple[tuple[str, Any], ...] = (
     (r"(?<=\d),(?=\d{3}(?!\d))", ""),  # 1,000 -> 1000
     (r"\b\d{4}-\d{1,2}-\d{1,2}\b", " "),  # a date such as 2026-01-01 is not a subtraction
+    *EVERYDAY,
     ("[×·]", " * "),
     ("÷", " / "),
     ("[−–]", " - "),  # minus sign and en dash

@@ -64,6 +64,13 @@ TEXTS = {
         "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题，但这次请求没有提供工具。",
     ),
     "only_tools": ("I can only help with what my tools do: {tools}.", "我只能做我的工具能做的事：{tools}。"),
+    # A question with numbers that the rules could not read as arithmetic (see not_understood).
+    "not_understood": (
+        'I could not read a calculation in "{question}": I found {numbers}, but not what to do with '
+        "{them}. Ask it like this, for example: {examples}.",
+        "我没能从“{question}”里读出算式：我找到了 {numbers}，但不知道要对{them}做什么运算。"
+        "可以这样问，例如：{examples}。",
+    ),
     "no_tools": (
         "I cannot answer that: I answer only by calling tools, and this request has none.",
         "我回答不了这个问题：我只会通过调用工具来回答，而这次请求没有提供工具。",
@@ -138,3 +145,43 @@ def tool_descriptions(tools: Iterable[tuple[str, str]]) -> str:
     return "; ".join(
         f"{name} – {description.strip().rstrip('.')}" if description else name for name, description in tools
     )
+
+
+#: Question words: a question with numbers and one of these asks for a calculation the rules did not read.
+_ASKS = re.compile(
+    r"[?？]|\b(?:how|what|calculate|compute|work out|figure out)\b|几|多少|算|求|等于",
+    flags=re.IGNORECASE,
+)
+_NUMBERS = re.compile(r"\d+(?:\.\d+)?")
+#: Phrasings that work, per operation: (English, Chinese) with ``{a}``/``{b}`` for the question's numbers.
+EXAMPLES = {
+    "multiply": ('"{a} items at {b} each"', "“每个{b}元，买{a}个多少钱”"),
+    "divide": ('"{a} shared among {b}"', "“{a}个苹果分给{b}个人”"),
+    "add": ('"add {a} and {b}"', "“{a}加{b}”"),
+    "subtract": ('"subtract {b} from {a}"', "“{a}减{b}”"),
+}
+
+
+def not_understood(question: str, operations: Iterable[str], chinese: bool) -> str | None:
+    """What to say when a question has numbers and asks something, but no rule read it as arithmetic.
+
+    ``operations`` are those the listed tools can do (e.g. ``["add", "multiply"]``); the examples use
+    the question's own numbers and only those operations. ``None`` when the question has no number or
+    asks nothing ("I have 3 apples and 4 pears"), or no tool does arithmetic: the caller then says what
+    the tools can do, as before.
+    """
+    found = _NUMBERS.findall(question)
+    usable = [op for op in EXAMPLES if op in set(operations)]
+    if not found or not usable or not _ASKS.search(question):
+        return None
+    a, b = (found[0], found[1]) if len(found) >= 2 else (found[0], "2")
+    examples = ("，" if chinese else ", ").join(EXAMPLES[op][chinese].format(a=a, b=b) for op in usable[:2])
+    shown = [number(float(n)) for n in dict.fromkeys(found)]
+    if chinese:
+        numbers, them = "、".join(shown), "它们" if len(shown) > 1 else "它"
+    else:
+        numbers = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+        numbers = ("the number " if len(shown) == 1 else "the numbers ") + numbers
+        them = "them" if len(shown) > 1 else "it"
+    short = question.strip() if len(question.strip()) <= 60 else question.strip()[:59] + "…"
+    return say("not_understood", chinese, question=short, numbers=numbers, them=them, examples=examples)

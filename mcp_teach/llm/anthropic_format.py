@@ -1,0 +1,247 @@
+"""Anthropic's Messages API on top of the offline teaching model, and MCP tools as Anthropic tool definitions.
+
+The teaching model reads OpenAI chat-completions requests (:func:`~mcp_teach.llm.teaching_model.complete`).
+This module translates a Messages request into one and the ``chat.completion`` back into a Messages reply,
+so both APIs get the same answers from the same rules:
+
+==============================  ==========================================  ==========================================
+                                Anthropic Messages (``POST /v1/messages``)  OpenAI chat completions
+==============================  ==========================================  ==========================================
+the application's prompt        top-level ``system`` (a string or blocks)   a ``role: "system"`` message
+tool definitions                ``{name, description, input_schema}``       ``{type: "function", function: {name,
+                                                                            description, parameters}}``
+the model calls a tool          ``tool_use`` block ``{id, name, input}``    ``tool_calls[{id, function: {name,
+                                (``input`` is a JSON object)                arguments}}]`` (``arguments`` a string)
+the result goes back            ``role: "user"``, ``tool_result`` block     ``role: "tool"``, ``tool_call_id``
+                                ``{tool_use_id, content, is_error}``
+why the model stopped           ``stop_reason``: ``tool_use``/``end_turn``  ``finish_reason``: ``tool_calls``/``stop``
+==============================  ==========================================  ==========================================
+
+Deterministic, like the OpenAI side: ``id`` is ``msg_`` and a hash of the request, tool-use ids are
+``toolu_<round>_<index>`` (the OpenAI side's ``call_<round>_<index>``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mcp_teach.llm.openai_tools import to_openai_tools
+
+#: ``tool_choice`` in the Messages API -> in chat completions.
+TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+#: An error's HTTP status -> Anthropic's error ``type``.
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+class MessagesRejected(Exception):
+    """A Messages request the endpoint refuses: HTTP status and message, sent as Anthropic's error body."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def body(self) -> dict[str, Any]:
+        """``{"type": "error", "error": {"type": ..., "message": ...}}``."""
+        kind = ERROR_TYPES.get(self.status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": str(self)}}
+
+
+# --- MCP tools as Anthropic tool definitions -------------------------------------------------------------------
+
+
+def to_anthropic_tools(tools: Iterable[Any], *, clean: bool = True) -> list[dict[str, Any]]:
+    """Every MCP tool as ``{"name", "description", "input_schema"}``, in the same order.
+
+    The same fields and schema cleaning as :func:`~mcp_teach.llm.openai_tools.to_openai_tools` (names unique,
+    ``title`` as description when there is none); only the envelope differs: no ``{"type": "function",
+    "function": ...}`` around it, and the schema is called ``input_schema`` instead of ``parameters``.
+    """
+    definitions = []
+    for definition in to_openai_tools(tools, clean=clean):
+        function = definition["function"]
+        tool = {"name": function["name"]}
+        if "description" in function:
+            tool["description"] = function["description"]
+        tool["input_schema"] = function["parameters"]
+        definitions.append(tool)
+    return definitions
+
+
+# --- Checking a Messages request ---------------------------------------------------------------------------------
+
+
+def validate_messages_request(body: Any, model_name: str) -> dict[str, Any]:
+    """Check a Messages request body as Anthropic does; raise :class:`MessagesRejected` if it is unusable."""
+    if not isinstance(body, dict):
+        raise MessagesRejected(400, "The request body must be a JSON object.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise MessagesRejected(400, "model: Field required")
+    if model != model_name:
+        raise MessagesRejected(
+            404,
+            f"model: {model} does not exist here: this is the offline teaching endpoint, whose model is "
+            f"'{model_name}'. Set ANTHROPIC_MODEL={model_name} or point ANTHROPIC_BASE_URL at your provider.",
+        )
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise MessagesRejected(400, "max_tokens: Field required (a whole number of at least 1)")
+    if body.get("stream"):
+        raise MessagesRejected(400, "The offline teaching model does not stream; leave 'stream' unset.")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise MessagesRejected(400, "messages: must be a non-empty array")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            raise MessagesRejected(
+                400, f"messages.{index}.role: must be 'user' or 'assistant' (the prompt goes in 'system')"
+            )
+        content = message.get("content")
+        if not isinstance(content, str | list):
+            raise MessagesRejected(400, f"messages.{index}.content: must be a string or an array of blocks")
+        for block_index, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                raise MessagesRejected(400, f"messages.{index}.content.{block_index}.type: Field required")
+            if block["type"] == "tool_result" and not block.get("tool_use_id"):
+                raise MessagesRejected(400, f"messages.{index}.content.{block_index}.tool_use_id: Field required")
+    tools = body.get("tools")
+    if tools is not None:
+        if not isinstance(tools, list):
+            raise MessagesRejected(400, "tools: must be an array")
+        for index, tool in enumerate(tools):
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
+                raise MessagesRejected(400, f"tools.{index}.name: Field required")
+            if "type" not in tool and not isinstance(tool.get("input_schema"), dict):
+                raise MessagesRejected(400, f"tools.{index}.input_schema: Field required")
+    choice = body.get("tool_choice")
+    if choice is not None and not (isinstance(choice, dict) and choice.get("type") in (*TOOL_CHOICES, "tool")):
+        raise MessagesRejected(400, "tool_choice.type: must be one of 'auto', 'any', 'tool', 'none'")
+    return body
+
+
+# --- Messages request -> chat-completions request ----------------------------------------------------------------
+
+
+def _text(content: Any) -> str:
+    """A string, or the text of ``text`` blocks joined with newlines."""
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text")
+    return content if isinstance(content, str) else ""
+
+
+def _tool_result_content(block: Mapping[str, Any]) -> str:
+    """A ``tool_result``'s content as the text of a ``role: "tool"`` message; an error is marked ``Error:``."""
+    content = block.get("content")
+    result = _text(content) if isinstance(content, list) else "" if content is None else str(content)
+    if block.get("is_error") and not result.startswith("Error"):
+        result = f"Error: {result}"
+    return result
+
+
+def _user_messages(content: Any) -> list[dict[str, Any]]:
+    """A Messages ``user`` turn: its ``tool_result`` blocks become ``tool`` messages, its text one ``user``
+    message after them (a turn with only results asks no new question)."""
+    if not isinstance(content, list):
+        return [{"role": "user", "content": _text(content)}]
+    messages: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": str(b["tool_use_id"]), "content": _tool_result_content(b)}
+        for b in content
+        if b.get("type") == "tool_result"
+    ]
+    texts = [b for b in content if b.get("type") == "text"]
+    if texts or not messages:
+        messages.append({"role": "user", "content": _text(texts)})
+    return messages
+
+
+def _assistant_message(content: Any) -> dict[str, Any]:
+    """A Messages ``assistant`` turn: ``text`` blocks as its content, ``tool_use`` blocks as ``tool_calls``."""
+    message: dict[str, Any] = {"role": "assistant", "content": _text(content) or None}
+    calls = [b for b in content if b.get("type") == "tool_use"] if isinstance(content, list) else []
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": str(b.get("id")),
+                "type": "function",
+                "function": {"name": str(b.get("name")), "arguments": json.dumps(b.get("input") or {})},
+            }
+            for b in calls
+        ]
+    return message
+
+
+def _tool_choice(choice: Any) -> Any:
+    if not isinstance(choice, Mapping):
+        return "auto"
+    if choice.get("type") == "tool":
+        return {"type": "function", "function": {"name": choice.get("name")}}
+    return TOOL_CHOICES.get(str(choice.get("type")), "auto")
+
+
+def to_chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The chat-completions request that asks the teaching model what ``body`` (a Messages request) asks."""
+    messages: list[dict[str, Any]] = []
+    system = _text(body.get("system"))
+    if system:
+        messages.append({"role": "system", "content": system})
+    for message in body.get("messages") or []:
+        if message.get("role") == "assistant":
+            messages.append(_assistant_message(message.get("content")))
+        else:
+            messages += _user_messages(message.get("content"))
+    request: dict[str, Any] = {"model": body.get("model"), "messages": messages}
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": tool["name"],
+                "description": tool.get("description", ""),
+                "parameters": tool.get("input_schema") or {"type": "object"},
+            },
+        }
+        for tool in body.get("tools") or []
+    ]
+    if tools:
+        request["tools"] = tools
+    request["tool_choice"] = _tool_choice(body.get("tool_choice"))
+    return request
+
+
+# --- chat.completion -> Messages reply ---------------------------------------------------------------------------
+
+
+def to_message(completion: Mapping[str, Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """The Messages API reply (``type: "message"``) for the teaching model's ``chat.completion``."""
+    message = completion["choices"][0]["message"]
+    content: list[dict[str, Any]] = []
+    if message.get("content"):
+        content.append({"type": "text", "text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        call_id = str(call["id"]).removeprefix("call_")
+        arguments = json.loads(call["function"]["arguments"] or "{}")
+        content.append({"type": "tool_use", "id": f"toolu_{call_id}", "name": call["function"]["name"],
+                        "input": arguments})  # fmt: skip
+    usage = completion.get("usage") or {}
+    digest = hashlib.sha256(json.dumps(body, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
+    return {
+        "id": "msg_" + digest[:24],
+        "type": "message",
+        "role": "assistant",
+        "model": completion.get("model"),
+        "content": content,
+        "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
+    }
