@@ -846,3 +846,54 @@ def test_random_requests_with_documents_never_raise(run) -> None:
         completion = complete(copy.deepcopy(request))
         check_completion(completion)
         assert complete(copy.deepcopy(request)) == completion
+
+
+# --- Rule g: look up, then compute (lesson 10) ----------------------------------------------------------------
+
+STRING = {"type": "string"}
+TWO_SERVER_TOOLS = [
+    function_tool("knowledge_search_documents", "Search the knowledge base.", {"query": STRING}),
+    function_tool("knowledge_get_document", "Read one document.", {"doc_id": STRING}),
+    function_tool("calc_calculator_multiply", "Multiply two numbers (a * b).", {"a": NUMBER, "b": NUMBER}),
+]
+LOOKUP_QUESTION = "How many values does a completion result list at most? Then multiply that number by 3."
+HITS = json.dumps([{"doc_id": "completion", "title": "Completion"}])
+PAGE = "# Completion\n\nA completion result lists up to 100 values, dated 2025-11-25."
+
+
+def _tool_turn(round_number: int, name: str, arguments: dict[str, Any], result: str) -> list[dict[str, Any]]:
+    call = {"id": f"call_{round_number}_0", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(arguments)}}  # fmt: skip
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": result},
+    ]
+
+
+def test_lookup_then_compute_searches_reads_then_calls_the_calculator() -> None:
+    first = ask(TWO_SERVER_TOOLS, LOOKUP_QUESTION)
+    assert [name for name, _ in calls_of(first)] == ["knowledge_search_documents"]
+    searched = _tool_turn(1, *calls_of(first)[0], HITS)
+    second = ask(TWO_SERVER_TOOLS, LOOKUP_QUESTION, *searched)
+    assert calls_of(second) == [("knowledge_get_document", {"doc_id": "completion"})]
+    read = _tool_turn(2, "knowledge_get_document", {"doc_id": "completion"}, PAGE)
+    third = ask(TWO_SERVER_TOOLS, LOOKUP_QUESTION, *searched, *read)
+    assert calls_of(third) == [("calc_calculator_multiply", {"a": 100, "b": 3})]  # the date is no operand
+    multiplied = _tool_turn(3, "calc_calculator_multiply", {"a": 100, "b": 3}, "300.0")
+    final = message_of(ask(TWO_SERVER_TOOLS, LOOKUP_QUESTION, *searched, *read, *multiplied))["content"]
+    assert final.startswith('From "Completion" (completion): A completion result lists up to 100 values')
+    assert final.endswith("100 × 3 = 300.")
+
+
+def test_lookup_without_a_number_says_so() -> None:
+    searched = _tool_turn(1, "knowledge_search_documents", {"query": "x"}, HITS)
+    read = _tool_turn(
+        2, "knowledge_get_document", {"doc_id": "completion"}, "# Completion\n\nA completion lists values."
+    )
+    final = message_of(ask(TWO_SERVER_TOOLS, LOOKUP_QUESTION, *searched, *read))["content"]
+    assert final.endswith("That sentence holds no number, so there is nothing to compute.")
+
+
+def test_a_chain_of_arithmetic_with_then_is_not_a_lookup() -> None:
+    completion = ask(TWO_SERVER_TOOLS, "Multiply 3 by 4, then multiply it by 5.")
+    assert calls_of(completion) == [("calc_calculator_multiply", {"a": 3, "b": 4})]

@@ -29,6 +29,11 @@ The rules, all deterministic:
    answers by rule 1 from what the reader returned, or says the document does not mention the words.
    A failed call, or a finder that found nothing, ends the turn with a sentence saying so.
 
+3. **Look up a number, then compute** (:func:`found_number`, used by :mod:`.teaching_model` rule g, lesson 10):
+   after rule 2 answered a lookup, the number the answer rests on is the first number in the best-matching
+   sentence of the fetched documents that is not part of a date, a code or a word (``up to 100 values`` ->
+   ``100``; ``2025-11-25`` and ``-32602`` are skipped).
+
 Neither rule applies to a greeting or to a question without words, and :mod:`.teaching_model` tries its
 arithmetic and named-tool rules first, so a conversation without documents or retrieval tools is answered
 exactly as before.
@@ -304,6 +309,31 @@ def content_text(content: Any) -> str:
 def _read_document(exchange: Exchange, reader: Tool) -> Document:
     source = exchange.arguments.get(_string_parameter(reader))
     return Document(str(source) if source is not None else reader.name, content_text(exchange.content))
+
+
+#: A number standing alone: not inside a date (``2025-11-25``), an error code (``-32602``) or a word (``utf8``).
+_LONE_NUMBER = re.compile(r"(?<![\w./-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
+#: Rule 3 found a document but no number in its best sentence.
+NO_NUMBER = {
+    False: "{answer} That sentence holds no number, so there is nothing to compute.",
+    True: "{answer} 这句话里没有数字，所以没有可计算的。",
+}
+
+
+def found_number(
+    question: str, documents: Sequence[Document], exchanges: Sequence[Exchange], tools: Sequence[Tool]
+) -> float | None:
+    """Rule 3: the first lone number in the sentence that answers ``question`` (from the documents in the
+    conversation and those the reader tool returned); ``None`` if there is no such sentence or number."""
+    retrieval = retrieval_tools(tools)
+    fetched = [
+        _read_document(e, retrieval.reader)
+        for e in exchanges
+        if retrieval and e.name == retrieval.reader.name and not read_result(e.content).failed
+    ]
+    found = best_sentence(question, [*documents, *fetched])
+    match = _LONE_NUMBER.search(found[1]) if found else None
+    return float(match.group(0)) if match else None
 
 
 def respond(

@@ -29,7 +29,13 @@ It remembers nothing between calls. Each call it re-reads the conversation:
    e. documents (:mod:`~mcp_teach.llm.teaching_docs`, lesson 07): answer from a document in
       the conversation (the best-matching sentence and where it came from, or a summary),
       or fetch one first with a search (or list) tool and a get (or read) tool;
-   f. anything else: say what the tools can do.
+   f. anything else: say what the tools can do;
+   g. (tried first, lesson 10) **look up, then compute**: a question of the form "<lookup>, then <arithmetic on
+      it / that number>" (``then`` after a comma, period, semicolon, ``?`` or ``!``, or ``and then``) whose lookup part
+      is no arithmetic, with a finder and a reader among the tools (two servers' tools, in lesson 10). The
+      lookup runs as rule e (search, read); the number the answer rests on (teaching_docs rule 3) replaces
+      ``it``/``that number``/``that`` in the arithmetic part, which runs as rule a; the final answer is the
+      lookup's answer followed by the computation. A lookup without a number ends with a sentence saying so.
 
 3. **Replay** (:func:`_replay`): the tool calls already made are matched, in
    order, with the plan's steps. A failed step ends the turn with an
@@ -199,6 +205,43 @@ def _call_arguments(function: Mapping[str, Any]) -> Mapping[str, Any]:
 # --- Deciding ----------------------------------------------------------------------------------------------------
 
 
+#: Rule g: "<lookup>, then <arithmetic on it>".
+_LOOKUP_THEN = re.compile(
+    r"^(?P<lookup>.+?)(?:[.,;?!]\s*|\s+and\s+)then\s+(?P<compute>.*?\b(?:that number|that|it)\b.*)$",
+    flags=re.IGNORECASE | re.DOTALL,
+)
+_PRONOUN = re.compile(r"\b(?:that number|that|it)\b", flags=re.IGNORECASE)
+
+
+def _lookup_then_compute(
+    question: str, exchanges: list[Exchange], tools: list[Tool], documents: list[docs.Document], chinese: bool
+) -> Reply | None:
+    """Rule g of the module docstring; ``None`` if the question is not of its form."""
+    match = _LOOKUP_THEN.match(question.strip())
+    retrieval = docs.retrieval_tools(tools)
+    if match is None or retrieval is None:
+        return None
+    lookup, compute = match.group("lookup"), match.group("compute")
+    if parse_arithmetic(lookup) or not _open(lookup, tools):
+        return None
+    names = {retrieval.finder.name, retrieval.reader.name}
+    done = next((i for i, exchange in enumerate(exchanges) if exchange.name not in names), len(exchanges))
+    looked_up, computed = exchanges[:done], exchanges[done:]
+    step = docs.respond(lookup, documents, looked_up, tools, chinese)
+    if step is None:
+        return None
+    if not isinstance(step, str):
+        return Reply(calls=(step,))
+    number = docs.found_number(lookup, documents, looked_up, tools)
+    if number is None:
+        return Reply(docs.NO_NUMBER[chinese].format(answer=step))
+    plan = _arithmetic_plan(parse_arithmetic(_PRONOUN.sub(text.number(number), compute)), tools, set())
+    if plan is None:
+        return None
+    reply = _replay(plan, computed, chinese)
+    return reply if reply.calls else Reply(f"{step} {reply.content}")
+
+
 def _respond(
     question: str,
     exchanges: list[Exchange],
@@ -212,8 +255,11 @@ def _respond(
     if isinstance(function, Mapping):  # {"type": "function", "function": {"name": ...}}: only that tool
         tools = [tool for tool in tools if tool.name == function.get("name")]
     forced = _forced_tool(question, tools) if tool_choice == "required" or isinstance(function, Mapping) else None
-    plan = _plan(question, tools, forced, chinese)
-    if isinstance(plan, Reply):
+    combined = None if forced else _lookup_then_compute(question, exchanges, tools, documents or [], chinese)
+    plan = combined or _plan(question, tools, forced, chinese)
+    if combined is not None:
+        reply = combined
+    elif isinstance(plan, Reply):
         from_documents = (
             docs.respond(question, documents or [], exchanges, tools, chinese) if _open(question, tools) else None
         )
@@ -263,6 +309,9 @@ def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) 
         return Reply(text.say("hello", chinese, tools=names) if tools else text.say("hello_no_tools", chinese))
     if not tools:
         return Reply(text.say("no_tools", chinese))
+    unread = text.not_understood(question, [op for op in OPERATIONS if choose_tool(op, tools)], chinese)
+    if unread:
+        return Reply(unread)
     descriptions = text.tool_descriptions((tool.name, tool.description) for tool in tools)
     return Reply(text.say("only_tools", chinese, tools=descriptions))
 
