@@ -30,7 +30,7 @@ def warm_up() -> threading.Thread:
     The MCP client checks every tool result against the tool's ``outputSchema`` with jsonschema, importing it
     at the first ``tools/call`` of a kernel. That import builds the grammars of jsonschema's format checkers
     (``rfc3987_syntax``, installed with JupyterLab), which takes longer than the call itself. Started early,
-    it runs while the first cells do; :func:`teaching_client` waits for the rest of it.
+    it runs while the first cells do; the first ``tools/call`` waits only for the rest of it.
     """
     global _warming
     _warming = threading.Thread(target=importlib.import_module, args=("jsonschema",), name="warm-up", daemon=True)
@@ -41,22 +41,22 @@ def warm_up() -> threading.Thread:
 def wait_for_warm_up() -> None:
     """Until :func:`warm_up`'s import is done (at once if it is, or never started).
 
-    A client must not start while it runs: fastmcp imports ``jsonschema.validators`` directly (to check an
-    elicitation answer), and a submodule imported while another thread is still importing its package fails
-    with "partially initialized module". Waiting here, where no import is in progress, cannot deadlock.
+    Call it before fastmcp's client checks an elicitation answer: fastmcp imports ``jsonschema.validators``
+    directly there, and a submodule imported while another thread is still importing its package fails with
+    "partially initialized module". (The mcp SDK imports ``jsonschema`` itself first, which waits for the
+    warm-up.) Waiting in a handler, where no import is in progress, cannot deadlock.
     """
     if _warming is not None:
         _warming.join()
 
 
 def teaching_client(target: Any, *, mode: str = "auto", **kwargs: Any) -> Client:
-    """``fastmcp.Client(target)`` with the course's ``clientInfo`` (after :func:`wait_for_warm_up`).
+    """``fastmcp.Client(target)`` with the course's ``clientInfo``.
 
     ``mode="legacy"`` speaks the 2025-11-25 ``initialize`` handshake; the
     default ``"auto"`` starts with the 2026-07-28 ``server/discover`` where the
     transport supports it (SSE always falls back to the handshake).
     """
-    wait_for_warm_up()
     return Client(target, client_info=CLIENT_INFO, mode=mode, **kwargs)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import signal
+import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -415,3 +416,10 @@ def test_the_offline_app_checks_the_anthropic_key(run) -> None:
     }
     status, body = run(post, {"x-api-key": KEY})
     assert status == 200 and body["content"][0]["text"].startswith("Hello!") and json.dumps(body).count(KEY) == 0
+
+
+def test_the_openai_path_does_not_import_anthropic():
+    """Lessons that speak only OpenAI's API do not pay the 1.1 s of importing the anthropic SDK."""
+    script = "import sys, mcp_teach.llm.loop, mcp_teach.llm.provider; print('anthropic' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.split() == ["False"]

@@ -27,12 +27,12 @@ results as ``tool_result`` blocks in a ``role: "user"`` message). Only
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import openai
 from fastmcp import Client
 from mcp.shared.exceptions import MCPError
@@ -42,6 +42,9 @@ from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.provider import explain_anthropic_error, explain_llm_error
 from mcp_teach.llm.trace import Actor, Trace, TraceEvent, llm_response_label
 from mcp_teach.wire.messages import Capture
+
+if TYPE_CHECKING:  # not imported here: it takes 1.1 s; a client of it exists only once somebody imported it
+    import anthropic
 
 SYSTEM_PROMPT = (
     "You are the mcp-teach assistant. Use the provided tools for every calculation, one tool call per step, "
@@ -250,6 +253,8 @@ class AnthropicMessages:
             "tool_choice": {"type": "auto"},
         }
         record.note("client", "llm", "llm-request", f"messages round {round_number}", request)
+        import anthropic
+
         try:
             reply = await self.llm.messages.create(**request)
         except anthropic.AnthropicError as error:
@@ -287,7 +292,8 @@ def _messages_label(calls: list[ToolCall], text: str) -> str:
 
 def api_for(llm: openai.AsyncOpenAI | anthropic.AsyncAnthropic, model: str) -> OpenAIChat | AnthropicMessages:
     """The format the client speaks."""
-    if isinstance(llm, anthropic.AsyncAnthropic):
+    module = sys.modules.get("anthropic")
+    if module is not None and isinstance(llm, module.AsyncAnthropic):
         return AnthropicMessages(llm, model)
     return OpenAIChat(llm, model)
 

@@ -14,9 +14,9 @@ by ``Settings.llm_provider`` (``LLM_PROVIDER``, or seed 001's detection rules).
 from __future__ import annotations
 
 import ipaddress
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import anthropic
 import httpx2
 import openai
 
@@ -25,6 +25,9 @@ from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.wire.redact import REDACTED, redact_text
+
+if TYPE_CHECKING:  # imported where used: it takes 1.1 s, and most lessons only speak OpenAI's API
+    import anthropic
 
 #: Base URL of the in-process teaching model; the ``.invalid`` domain can never reach a network.
 OFFLINE_BASE_URL = "http://teaching-model.invalid/v1"
@@ -94,6 +97,8 @@ def anthropic_client(settings: Settings, *, max_retries: int = 1, timeout: float
     passed explicitly, so the SDK never picks up other credentials (profiles, ``ANTHROPIC_AUTH_TOKEN``)
     behind the student's back. A remote provider without ``ANTHROPIC_API_KEY`` is refused here.
     """
+    import anthropic
+
     if settings.uses_offline_anthropic:
         transport = httpx2.ASGITransport(app=create_app())
         http_client = httpx2.AsyncClient(transport=transport, base_url=OFFLINE_ANTHROPIC_BASE_URL)
@@ -169,6 +174,8 @@ def explain_anthropic_error(
     error: anthropic.AnthropicError, url: str, model: str, api_key: str | None = None
 ) -> LLMError:
     """Turn an ``anthropic`` exception into an :class:`LLMError` that names the fix (never the key)."""
+    import anthropic
+
     status = getattr(error, "status_code", None)
     detail = _error_detail(error, api_key)
     if isinstance(error, anthropic.APIConnectionError):
