@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
-import threading
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
@@ -17,37 +15,8 @@ from mcp_teach.transports.in_process import serve_http, stdio_transport
 #: Sent as ``clientInfo``; fixed by the package so captures do not change with fastmcp upgrades.
 CLIENT_INFO = mcp_types.Implementation(name="mcp-teach-client", version="1.0.0")
 
-#: The background import :func:`warm_up` started, if any.
-_warming: threading.Thread | None = None
-
 Connection = Literal["in-memory", "stdio", "sse", "streamable-http"]
 CONNECTIONS: tuple[Connection, ...] = ("in-memory", "stdio", "sse", "streamable-http")
-
-
-def warm_up() -> threading.Thread:
-    """Import jsonschema in a background thread, so that no lesson cell waits 1–2 s for it (``setup_notebook``).
-
-    The MCP client checks every tool result against the tool's ``outputSchema`` with jsonschema, importing it
-    at the first ``tools/call`` of a kernel. That import builds the grammars of jsonschema's format checkers
-    (``rfc3987_syntax``, installed with JupyterLab), which takes longer than the call itself. Started early,
-    it runs while the first cells do; the first ``tools/call`` waits only for the rest of it.
-    """
-    global _warming
-    _warming = threading.Thread(target=importlib.import_module, args=("jsonschema",), name="warm-up", daemon=True)
-    _warming.start()
-    return _warming
-
-
-def wait_for_warm_up() -> None:
-    """Until :func:`warm_up`'s import is done (at once if it is, or never started).
-
-    Call it before fastmcp's client checks an elicitation answer: fastmcp imports ``jsonschema.validators``
-    directly there, and a submodule imported while another thread is still importing its package fails with
-    "partially initialized module". (The mcp SDK imports ``jsonschema`` itself first, which waits for the
-    warm-up.) Waiting in a handler, where no import is in progress, cannot deadlock.
-    """
-    if _warming is not None:
-        _warming.join()
 
 
 def teaching_client(target: Any, *, mode: str = "auto", **kwargs: Any) -> Client:

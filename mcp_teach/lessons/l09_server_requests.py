@@ -29,7 +29,6 @@ import mcp_types
 from fastmcp.client.elicitation import ElicitResult
 from IPython.display import display
 
-from mcp_teach.client import wait_for_warm_up
 from mcp_teach.display.show import table
 
 #: The three answers a user can give to an elicitation (client/elicitation, "Response Actions").
@@ -131,7 +130,6 @@ class FormUser:
                 print(f"scripted answer: pressed {action.title()}" + (f", content {result.content}" if content else ""))
         result = await form.answer
         self.sent.append(result)
-        wait_for_warm_up()  # fastmcp now imports jsonschema.validators to check the content (see wait_for_warm_up)
         return result
 
 

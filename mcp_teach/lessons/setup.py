@@ -7,11 +7,11 @@ import logging
 import platform
 import signal
 import socket
+import sys
 from importlib.metadata import version
 
 import nest_asyncio
 
-from mcp_teach.client import warm_up
 from mcp_teach.display.show import table
 
 #: Packages whose versions each lesson prints, so a mismatch is obvious.
@@ -29,14 +29,27 @@ def setup_notebook() -> None:
     - ``nest_asyncio`` lets ``asyncio.run(...)`` work inside a cell (cells can
       also simply ``await``).
     - The Interrupt button stops a cell that is waiting (see :func:`wake_on_interrupt`).
-    - A one-time cost every lesson pays is paid now, in the background (:func:`mcp_teach.client.warm_up`).
+    - The first ``tools/call`` does not spend a second on a grammar no lesson uses (:func:`skip_format_grammar`).
     """
     import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
 
     logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
     nest_asyncio.apply()
     wake_on_interrupt()
-    warm_up()
+    skip_format_grammar()
+
+
+def skip_format_grammar() -> None:
+    """Keep ``jsonschema`` from loading ``rfc3987_syntax``, which makes its first import take a second, not 0.1 s.
+
+    The MCP client checks every tool result against the tool's ``outputSchema`` with jsonschema, importing it
+    at the first ``tools/call`` of a kernel. jsonschema then builds, with ``rfc3987_syntax`` (installed with
+    JupyterLab), the grammar of the ``iri`` formats, which is most of that second. Formats are only checked with
+    a ``FormatChecker``, which neither the MCP client nor any lesson uses; without ``rfc3987_syntax`` jsonschema
+    leaves those two formats unchecked and everything else as it was. Lesson 06 measures the cost in a fresh
+    process, where this does not apply. A kernel that imported it already keeps it.
+    """
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]  # None: "import it" raises ImportError
 
 
 def wake_on_interrupt() -> None:
