@@ -14,6 +14,17 @@ import uvicorn
 from mcp_teach.transports.sockets import bind_socket
 
 HANG_TIMEOUT = 60  # only stops a hung test
+#: Every (connection, client mode) a course server is tested on: SSE speaks only the 2025-11-25 handshake.
+CONNECTION_MODES = [
+    ("in-memory", "auto"),
+    ("in-memory", "legacy"),
+    ("stdio", "auto"),
+    ("stdio", "legacy"),
+    ("sse", "legacy"),
+    ("streamable-http", "auto"),
+    ("streamable-http", "legacy"),
+]
+CONNECTION_MODE_IDS = [f"{connection}-{mode}" for connection, mode in CONNECTION_MODES]
 
 
 def refuses_connections(port: int) -> bool:

@@ -20,6 +20,7 @@ import pytest
 from fastmcp.client.elicitation import ElicitResult
 from mcp.client.subscriptions import listen
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, ToolsListChanged
+from support import CONNECTION_MODE_IDS, CONNECTION_MODES
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers.assistant import LOG_LEVELS, NOTES, build_assistant_server
@@ -28,17 +29,7 @@ from mcp_teach.transports.in_process import PLAIN_LOGS, serve_http, stdio_transp
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
 
-#: (connection, client mode): SSE speaks only the 2025-11-25 handshake.
-CASES = [
-    ("in-memory", "auto"),
-    ("in-memory", "legacy"),
-    ("stdio", "auto"),
-    ("stdio", "legacy"),
-    ("sse", "legacy"),
-    ("streamable-http", "auto"),
-    ("streamable-http", "legacy"),
-]
-IDS = [f"{c}-{m}" for c, m in CASES]
+CASES, IDS = CONNECTION_MODES, CONNECTION_MODE_IDS
 ROOTS = ["file:///home/student/project"]
 SUMMARY = "A fixed summary from the test's sampling handler."
 PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]

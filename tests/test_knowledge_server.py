@@ -22,6 +22,7 @@ from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from support import CONNECTION_MODE_IDS, CONNECTION_MODES
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers import knowledge_base as kb
@@ -37,16 +38,7 @@ IMAGE_URI = "docs://images/connection.png"
 RESOURCE_URIS = ["docs://index", *(f"docs://{d}" for d in DOC_IDS), IMAGE_URI]
 HAS = "This server has: " + ", ".join(RESOURCE_URIS) + " (template docs://{doc_id})."
 PINNED_SERVER = {"name": "mcp-teach-knowledge", "version": "1.0.0"}
-#: (connection, client mode): SSE speaks only the 2025-11-25 handshake.
-CASES = [
-    ("in-memory", "auto"),
-    ("in-memory", "legacy"),
-    ("stdio", "auto"),
-    ("stdio", "legacy"),
-    ("sse", "legacy"),
-    ("streamable-http", "auto"),
-    ("streamable-http", "legacy"),
-]
+CASES, IDS = CONNECTION_MODES, CONNECTION_MODE_IDS
 
 
 # --- the knowledge base: pure functions ---------------------------------------------------------------------
@@ -229,7 +221,7 @@ def check_everything(outcome: dict[str, Any], modern: bool) -> None:
     )
 
 
-@pytest.mark.parametrize(("connection", "mode"), CASES, ids=[f"{c}-{m}" for c, m in CASES])
+@pytest.mark.parametrize(("connection", "mode"), CASES, ids=IDS)
 def test_every_request_on_every_transport(run, tmp_path, connection, mode):
     log_file = tmp_path / "server.log"
 
