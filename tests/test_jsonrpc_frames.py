@@ -6,8 +6,17 @@ import json
 
 import mcp_types as types
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mcp_teach.transports.frames import HOW_TO_SEND, Rejected, check_frame, is_misplaced_notification, too_large
+from mcp_teach.transports.frames import (
+    HOW_TO_SEND,
+    Rejected,
+    check_frame,
+    is_misplaced_notification,
+    read_frame,
+    too_large,
+)
 
 
 def rejection(data: bytes, **options: int) -> tuple[types.RequestId | None, int, str]:
@@ -102,3 +111,32 @@ def test_misplaced_notifications_are_requests_without_an_id():
     assert is_misplaced_notification(call)
     assert not is_misplaced_notification(initialized)
     assert not is_misplaced_notification(check_frame(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call"}'))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        JSON_VALUES.map(lambda value: {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"v": value}}),
+        JSON_VALUES,
+    ).map(lambda value: json.dumps(value).encode())
+    | st.binary(max_size=40)
+)
+def test_the_fast_parser_reads_exactly_what_json_loads_reads(data):
+    """``read_frame`` parses with pydantic-core first: it must accept and refuse the same frames as ``json.loads``."""
+    try:
+        expected = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        assert isinstance(read_frame(data), Rejected)
+        return
+    found = read_frame(data)
+    if isinstance(found, Rejected):
+        assert found.reply.error.code == types.INVALID_REQUEST  # valid JSON, not a JSON-RPC message
+    else:
+        assert json.dumps(found, sort_keys=True) == json.dumps(expected, sort_keys=True)

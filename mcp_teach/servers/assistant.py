@@ -64,7 +64,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcp_teach.servers.explained_errors import ExplainInvalidArguments, explain_invalid_params
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
 
 SERVER_NAME = "mcp-teach-assistant"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -351,11 +351,10 @@ def shout(text: str) -> str:
 
 def build_assistant_server() -> FastMCP:
     """Create a fresh assistant server: its own notes, job board and ``subscriptions/listen`` bus."""
-    server = FastMCP(
+    server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
         version=SERVER_VERSION,
-        middleware=[ExplainInvalidArguments()],
     )
     state = _State()
     for function in _tools(server, state):
@@ -365,4 +364,4 @@ def build_assistant_server() -> FastMCP:
     server._mcp_server.add_request_handler(
         "subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, ListenHandler(state.bus)
     )
-    return explain_invalid_params(server)
+    return server

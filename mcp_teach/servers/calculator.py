@@ -12,7 +12,7 @@ import math
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 
-from mcp_teach.servers.explained_errors import ExplainInvalidArguments, explain_invalid_params
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
 
 SERVER_NAME = "mcp-teach-calculator"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -67,13 +67,12 @@ def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
     ``list_page_size`` makes ``tools/list`` answer in pages of that many tools
     (with a ``nextCursor``), to show pagination.
     """
-    server = FastMCP(
+    server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
         version=SERVER_VERSION,
         list_page_size=list_page_size,
-        middleware=[ExplainInvalidArguments()],
     )
     for function, (title, description) in TOOLS.items():
         server.tool(function, title=title, description=description)
-    return explain_invalid_params(server)
+    return server

@@ -3,7 +3,7 @@
 Three mistakes a student makes by hand, and what the server answers instead of the libraries' defaults:
 
 - **wrong, missing or extra tool arguments**: a tool execution error (``isError: true``) with one short
-  sentence per argument, not pydantic's report (:class:`ExplainInvalidArguments`);
+  sentence per argument, not pydantic's report (:class:`ExplainingFastMCP`);
 - **an unknown tool**: JSON-RPC ``-32602`` "Unknown tool: ... This server has: ..." (fastmcp answers it
   as a tool error);
 - **params that do not fit the method** (``tools/call`` without ``name``): ``-32602`` naming each wrong
@@ -22,7 +22,7 @@ from typing import Any
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ToolError, ValidationError
-from fastmcp.server.middleware import Middleware, MiddlewareContext
+from fastmcp.tools import ToolResult
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError as PydanticValidationError
@@ -52,25 +52,33 @@ def explain_invalid_arguments(tool: str, error: PydanticValidationError) -> str:
     return f"Invalid arguments for {tool}: " + "; ".join(problems) + "."
 
 
-class ExplainInvalidArguments(Middleware):
-    """Say what to fix: wrong, missing or extra arguments as a short tool error, an unknown tool as -32602.
+class ExplainingFastMCP(FastMCP):
+    """A FastMCP server whose mistakes say what to fix: every course server is one.
 
-    The specification puts the two apart (2025-11-25 and 2026-07-28, server/tools, Error Handling): an unknown
-    tool is a protocol error, JSON-RPC ``-32602`` ("Unknown tool: ..."); input validation errors are tool
-    execution errors (``isError: true``), which a model can read and correct. Both messages name the fix.
+    ``tools/call`` (the override of :meth:`call_tool`): wrong, missing or extra arguments come back as a short tool
+    error, an unknown tool as JSON-RPC ``-32602`` "Unknown tool: ... This server has: ...". The specification puts
+    the two apart (2025-11-25 and 2026-07-28, server/tools, Error Handling): an unknown tool is a protocol error;
+    input validation errors are tool execution errors (``isError: true``), which a model can read and correct.
+    Params that do not fit their method are explained by :class:`ExplainInvalidParams`, installed here.
+
+    An override, not a fastmcp ``Middleware``: with a middleware, fastmcp runs its middleware chain on every call
+    (about 1 % of a call's instructions, ``benchmarks/http_call_instructions.py``); the override costs a ``try``.
     """
 
-    async def on_call_tool(self, context: MiddlewareContext, call_next):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mcp_server.middleware.insert(0, ExplainInvalidParams())
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> ToolResult:
         try:
-            return await call_next(context)
+            return await super().call_tool(name, arguments, **options)
         except NotFoundError:
-            known = ", ".join(sorted(tool.name for tool in await context.fastmcp_context.fastmcp.list_tools()))
-            message = f"Unknown tool: {short_repr(context.message.name)}. This server has: {known}."
-            raise MCPError(INVALID_PARAMS, message) from None
+            known = ", ".join(sorted(tool.name for tool in await self.list_tools()))
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {short_repr(name)}. This server has: {known}.") from None
         except ValidationError as error:
             if not isinstance(error.__cause__, PydanticValidationError):
                 raise
-            raise ToolError(explain_invalid_arguments(context.message.name, error.__cause__)) from error
+            raise ToolError(explain_invalid_arguments(name, error.__cause__)) from error
 
 
 def _field(location: tuple[Any, ...]) -> str:
@@ -102,9 +110,3 @@ class ExplainInvalidParams:
         except PydanticValidationError as error:
             message, problems = describe_invalid_params(ctx.method, error)
             raise MCPError(INVALID_PARAMS, message, {"problems": problems}) from None
-
-
-def explain_invalid_params(server: FastMCP) -> FastMCP:
-    """Put :class:`ExplainInvalidParams` in front of ``server``'s mcp middleware; returns ``server``."""
-    server._mcp_server.middleware.insert(0, ExplainInvalidParams())
-    return server

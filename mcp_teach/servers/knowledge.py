@@ -19,7 +19,7 @@ from fastmcp.resources import BinaryResource, TextResource
 from pydantic import Field
 
 from mcp_teach.servers import knowledge_base as kb
-from mcp_teach.servers.explained_errors import ExplainInvalidArguments, explain_invalid_params
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
 from mcp_teach.servers.lookup_errors import bad_argument, explain_unknown_names
 
 SERVER_NAME = "mcp-teach-knowledge"
@@ -149,11 +149,10 @@ def complete(
 def build_knowledge_server() -> FastMCP:
     """Create a fresh knowledge server: two tools, the index, one resource per document, an image, a template,
     two prompts and completion."""
-    server = FastMCP(
+    server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
         version=SERVER_VERSION,
-        middleware=[ExplainInvalidArguments()],
     )
     server.tool(search_documents, title="Search Documents")
     server.tool(get_document, title="Get Document")
@@ -205,4 +204,4 @@ def build_knowledge_server() -> FastMCP:
     server.prompt(summarize_document, title="Summarize a document")
     server.prompt(course_overview, title="Course overview")
     server.completion(complete)
-    return explain_invalid_params(explain_unknown_names(server))
+    return explain_unknown_names(server)
