@@ -22,6 +22,8 @@ TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
 LOOPBACK = "127.0.0.1"
 #: The variable that holds the token, read by ``mcp-teach serve`` and by the course's clients.
 TOKEN_VARIABLE = "MCP_AUTH_TOKEN"
+#: The folder the notes server keeps its notes in (default: a per-user data folder, see ``servers.notes_store``).
+NOTES_DIR_VARIABLE = "MCP_TEACH_NOTES_DIR"
 #: RFC 6750 ``b64token`` characters, at least 8 (shorter bearer tokens would also escape text redaction).
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~+/-]{8,}=*")
 TOKEN_RULE = (
@@ -65,6 +67,8 @@ class Settings:
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_base_url: str | None = None
     anthropic_model: str = OFFLINE_MODEL
+    #: ``MCP_TEACH_NOTES_DIR``: where the notes server keeps its notes (None: the per-user default).
+    notes_dir: Path | None = None
 
     @property
     def uses_offline_model(self) -> bool:
@@ -188,6 +192,12 @@ def _url_path(raw: str) -> str:
     return raw
 
 
+def _folder(raw: str) -> Path:
+    if "\0" in raw:
+        raise ValueError(raw)
+    return Path(raw).expanduser()
+
+
 def _http_url(raw: str) -> str:
     if not raw.startswith(("http://", "https://")):
         raise ValueError(raw)
@@ -220,6 +230,7 @@ def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str]
             anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
             anthropic_base_url=_parse(values, "ANTHROPIC_BASE_URL", None, _http_url, "an http:// or https:// URL"),
             anthropic_model=_parse(values, "ANTHROPIC_MODEL", OFFLINE_MODEL, str, "a model name"),
+            notes_dir=_parse(values, NOTES_DIR_VARIABLE, None, _folder, "a folder path"),
         )
     except ConfigError as error:
         where = f" (read from {path})" if path and path.is_file() else ""

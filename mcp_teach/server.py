@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import sys
 from collections.abc import Sequence
 
@@ -86,6 +87,8 @@ def serve(args: argparse.Namespace) -> int:
     if transport != "stdio" and not _is_loopback(host):
         unguarded = "" if token else f"; anyone who reaches it may use it unless you set {TOKEN_VARIABLE}"
         print(f"warning: listening on {host}, reachable from other machines{unguarded}", file=sys.stderr)
+    if token:  # a server that maps tokens to users (the notes server) reads it there, in every worker process
+        os.environ[TOKEN_VARIABLE] = token
     run_server(
         transport,
         host=host,

@@ -6,21 +6,19 @@ Every sample is in milliseconds, timed with ``time.perf_counter_ns``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx2
-import uvicorn
 
 from mcp_teach.lessons.l06_calls import CALL_ARGUMENTS, CALL_TOOL
-from mcp_teach.transports.in_process import stop_in_process_server
-from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.transports.in_process import serve_asgi
+from mcp_teach.transports.sockets import server_url
 
 #: The echo child of :func:`pipe_echo_baseline`: copies each line from stdin to stdout, nothing else.
 _ECHO_SCRIPT = """
@@ -85,30 +83,11 @@ async def _echo_app(scope: dict[str, Any], receive: Callable[..., Any], send: Ca
     await send({"type": "http.response.body", "body": body})
 
 
-class _QuietServer(uvicorn.Server):
-    """uvicorn that leaves signal handling to the host (kernel, test runner)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 @contextlib.asynccontextmanager
 async def _serve_echo() -> AsyncIterator[str]:
     """Serve :func:`_echo_app` on 127.0.0.1 inside the current event loop; yields its URL."""
-    sock = bind_socket()
-    config = uvicorn.Config(_echo_app, log_level="warning", access_log=False, lifespan="off")
-    server = _QuietServer(config)
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-                raise RuntimeError("the echo server stopped before it accepted connections")
-            await asyncio.sleep(0.005)
-        yield server_url("127.0.0.1", sock.getsockname()[1], "/echo")
-    finally:
-        await stop_in_process_server(server, task, sock)
+    async with serve_asgi(_echo_app, lifespan="off") as port:
+        yield server_url("127.0.0.1", port, "/echo")
 
 
 async def http_echo_baseline(requests: int = 200, *, warmup: int = 50, line: str | None = None) -> list[float]:

@@ -44,6 +44,11 @@ It remembers nothing between calls. Each call it re-reads the conversation:
    parallel calls; a chain gives one call per round). When every step has run,
    the model writes the final answer.
 
+4. **Naive obedience** (lesson 12, :mod:`~mcp_teach.llm.teaching_attacks`): an ``<IMPORTANT>`` block in a tool's
+   description that says to read a file and pass its content as one of the tool's parameters is obeyed (the file
+   is read with a file-reading tool, its content sent along); one in a tool result that names another tool gets
+   that tool called. Those calls are left out when steps 2-3 read the turn. Without such a block, nothing changes.
+
 ``tool_choice``: ``"none"`` turns a planned call into a sentence saying so;
 ``{"type": "function", "function": {"name": N}}`` leaves only tool ``N``, and
 ``"required"`` works with all tools. Both *force* a call when the plan is
@@ -63,6 +68,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_teach.llm import teaching_attacks as attacks
 from mcp_teach.llm import teaching_docs as docs
 from mcp_teach.llm import teaching_text as text
 from mcp_teach.llm.teaching_parse import Expr, Op, parse_arithmetic
@@ -147,7 +153,9 @@ def complete(request: dict) -> dict:
     messages = [m for m in raw_messages if isinstance(m, Mapping)] if isinstance(raw_messages, list) else []
     question, documents, exchanges = _read_turn(messages)
     tools = read_tools(request.get("tools"))
-    reply = _respond(question, exchanges, tools, request.get("tool_choice", "auto"), documents)
+    followed = attacks.split(exchanges, tools)  # rule 4: what <IMPORTANT> blocks made the model do
+    tool_choice = request.get("tool_choice", "auto")
+    reply = followed.amend(_respond(question, followed.rest, tools, tool_choice, documents), tool_choice)
     return _completion(request, messages, reply)
 
 

@@ -1,5 +1,8 @@
-"""The MCP servers students talk to, one module each: ``calculator`` and ``knowledge`` (named by ``catalogue``
-for ``--server``), and ``lowlevel_calculator``, the calculator on mcp's low-level ``Server`` (lesson 08).
+"""The MCP servers students talk to, one module each. Named by ``catalogue`` for ``--server``: ``calculator``,
+``knowledge`` (lesson 07), ``assistant`` (lesson 09) and ``notes`` (lesson 12, behind the four permission gates of
+``gates``, its folder kept by ``notes_store``). For one lesson only: ``lowlevel_calculator``, the calculator on
+mcp's low-level ``Server`` (lesson 08), and lesson 12's ``workspace`` (the user's own files) and ``untrusted`` (a
+server that attacks the model).
 
 Beside them, the errors they explain: ``explained_errors`` (tool arguments, unknown tools, params that do not
 fit the method) and ``lookup_errors`` (unknown resources, prompts and completion references, in each era's code).

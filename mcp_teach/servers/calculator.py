@@ -11,6 +11,7 @@ import math
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.server.auth import AuthProvider
 
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
 
@@ -61,17 +62,19 @@ TOOLS = {
 }
 
 
-def build_calculator_server(*, list_page_size: int | None = None) -> FastMCP:
+def build_calculator_server(*, list_page_size: int | None = None, auth: AuthProvider | None = None) -> FastMCP:
     """Create a fresh calculator server with the four calculator_* tools.
 
     ``list_page_size`` makes ``tools/list`` answer in pages of that many tools
-    (with a ``nextCursor``), to show pagination.
+    (with a ``nextCursor``), to show pagination. ``auth``: a fastmcp auth provider
+    that every HTTP request must satisfy (lesson 12's OAuth).
     """
     server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
         version=SERVER_VERSION,
         list_page_size=list_page_size,
+        auth=auth,
     )
     for function, (title, description) in TOOLS.items():
         server.tool(function, title=title, description=description)

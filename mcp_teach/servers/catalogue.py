@@ -18,6 +18,7 @@ SERVERS: dict[str, tuple[str, str]] = {
     "calculator": ("mcp_teach.servers.calculator", "build_calculator_server"),
     "knowledge": ("mcp_teach.servers.knowledge", "build_knowledge_server"),
     "assistant": ("mcp_teach.servers.assistant", "build_assistant_server"),
+    "notes": ("mcp_teach.servers.notes", "build_notes_server"),
 }
 SERVER_NAMES: tuple[str, ...] = tuple(SERVERS)
 DEFAULT_SERVER = "calculator"

@@ -20,6 +20,7 @@ import anyio
 import uvicorn
 from fastmcp import FastMCP
 from fastmcp.client.transports import StdioTransport
+from starlette.types import ASGIApp
 
 from mcp_teach.config import LOOPBACK
 from mcp_teach.servers.calculator import build_calculator_server
@@ -82,6 +83,28 @@ async def stop_in_process_server(server: uvicorn.Server, task: asyncio.Task[None
 
 
 @contextlib.asynccontextmanager
+async def serve_asgi(app: ASGIApp, sock: socket.socket | None = None, *, lifespan: str = "on") -> AsyncIterator[int]:
+    """Serve any ASGI ``app`` with uvicorn inside the running event loop until the block exits; yields the port.
+
+    ``sock``: a socket bound already (:func:`~mcp_teach.transports.sockets.bind_socket`), for an app that must
+    know its own URL before it is built (an OAuth server puts it in its metadata); default a free loopback port.
+    """
+    sock = sock or bind_socket()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan=lifespan, timeout_graceful_shutdown=2)
+    uvicorn_server = _InProcessServer(config)
+    task = asyncio.create_task(uvicorn_server.serve(sockets=[sock]))
+    try:
+        while not uvicorn_server.started:
+            if task.done():
+                task.result()  # re-raises why the server could not start
+                raise RuntimeError("the HTTP server stopped before it accepted connections")
+            await asyncio.sleep(0.005)
+        yield sock.getsockname()[1]
+    finally:
+        await stop_in_process_server(uvicorn_server, task, sock)
+
+
+@contextlib.asynccontextmanager
 async def serve_http(
     transport: HttpTransport = "streamable-http",
     *,
@@ -106,19 +129,8 @@ async def serve_http(
         raise ValueError(f"serve_http serves 'sse' or 'streamable-http', not {transport!r}")
     path = path or DEFAULT_PATHS[transport]
     app = guarded_http_app(server or build_calculator_server(), transport, path, host, token, stateless)
-    sock = bind_socket(host, port)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
-    uvicorn_server = _InProcessServer(config)
-    task = asyncio.create_task(uvicorn_server.serve(sockets=[sock]))
-    try:
-        while not uvicorn_server.started:
-            if task.done():
-                task.result()  # re-raises why the server could not start
-                raise RuntimeError("the HTTP server stopped before it accepted connections")
-            await asyncio.sleep(0.005)
-        yield server_url(host, sock.getsockname()[1], path)
-    finally:
-        await stop_in_process_server(uvicorn_server, task, sock)
+    async with serve_asgi(app, bind_socket(host, port)) as bound:
+        yield server_url(host, bound, path)
 
 
 def stdio_transport(

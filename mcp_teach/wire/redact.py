@@ -69,3 +69,62 @@ def redact_url(url: str) -> str:
         return f"{match.group(1)}{match.group(2)}={REDACTED}" if SECRET_PARAMETER.search(name) else match.group(0)
 
     return redact_text(_QUERY_PAIR.sub(value, url))
+
+
+#: OAuth parameters and JSON members whose values are credentials: tokens (RFC 6749 §5.1), the authorization
+#: code (§4.1.2), the PKCE verifier (RFC 7636 §4.1), client secrets and assertions (RFC 7591, RFC 7523). What
+#: teaches stays: ``token_type``, ``expires_in``, ``scope``, ``code_challenge_method``, ``state``, ``resource``.
+OAUTH_SECRET_FIELDS = frozenset(
+    {
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "code",
+        "code_verifier",
+        "client_secret",
+        "assertion",
+        "client_assertion",
+        "device_code",
+        "registration_access_token",
+    }
+)
+
+
+def oauth_placeholder(name: str) -> str:
+    """What stands for an OAuth credential in output: ``access_token`` → ``<access-token>``."""
+    return f"<{name.replace('_', '-')}>"
+
+
+def redact_oauth_json(value: Any) -> Any:
+    """``value`` with every :data:`OAUTH_SECRET_FIELDS` member that holds a string replaced by its placeholder.
+
+    Only strings: OAuth credentials are strings, and a JSON-RPC error's numeric ``code`` stays as it is.
+    """
+    if isinstance(value, list):
+        return [redact_oauth_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _redact_oauth_member(key, item) for key, item in value.items()}
+    return value
+
+
+def _redact_oauth_member(key: str, item: Any) -> Any:
+    return oauth_placeholder(key) if key in OAUTH_SECRET_FIELDS and isinstance(item, str) else redact_oauth_json(item)
+
+
+def redact_oauth_query(text: str) -> str:
+    """A URL, query or form body (``a=1&b=2``) with the :data:`OAUTH_SECRET_FIELDS` values replaced.
+
+    Unlike :func:`redact_url` it keeps ``code_challenge`` and ``code_challenge_method``: only exact names count.
+    """
+
+    def value(match: re.Match[str]) -> str:
+        name = unquote(match.group(2))
+        if name not in OAUTH_SECRET_FIELDS:
+            return match.group(0)
+        return f"{match.group(1)}{match.group(2)}={oauth_placeholder(name)}"
+
+    return _FORM_PAIR.sub(value, text)
+
+
+#: ``name=value`` at the start of a form body or after ``?`` or ``&``.
+_FORM_PAIR = re.compile(r"(^|[?&])([^=&#?]*)=([^&#]*)")

@@ -1,0 +1,211 @@
+"""Lesson 12's OAuth flow on the wire: every HTTP exchange recorded exactly, and what must be hidden learnt from it.
+
+:class:`RecordingTransport` sits under httpx and keeps each exchange as sent and received, credentials included
+(:class:`RawExchange`: never shown, only sanitized). :class:`Sanitizer` learns from them the credentials (access
+and refresh tokens, the code, the PKCE ``code_verifier``, a client secret, the ``Authorization`` header's
+credential) and the values that change every run (port, ``state``, ``code_challenge``, client id, session id),
+then replaces them everywhere they appear, as written and URL-encoded. Not :mod:`mcp_teach.wire.http_recording`,
+which redacts as it records: here the flow's own values must be known first, to be hidden wherever they reappear
+(a code in a ``Location`` header comes back in the token request's form).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlsplit
+
+import httpx2
+
+from mcp_teach.config import LOOPBACK
+from mcp_teach.wire.redact import (
+    OAUTH_SECRET_FIELDS,
+    SECRET_HEADERS,
+    oauth_placeholder,
+    redact_headers,
+    redact_oauth_json,
+    redact_oauth_query,
+    redact_text,
+)
+
+
+@dataclass
+class RawExchange:
+    """One HTTP exchange exactly as sent and received, credentials included: never shown, only sanitized."""
+
+    method: str
+    url: str
+    request_headers: list[tuple[str, str]]
+    request_body: str
+    status: int | None = None
+    response_headers: list[tuple[str, str]] = field(default_factory=list)
+    response_chunks: list[bytes] = field(default_factory=list)
+
+    @property
+    def response_body(self) -> str:
+        return b"".join(self.response_chunks).decode("utf-8", "replace")
+
+    def request_header(self, name: str) -> str | None:
+        return next((value for key, value in self.request_headers if key == name), None)
+
+    def response_header(self, name: str) -> str | None:
+        return next((value for key, value in self.response_headers if key == name), None)
+
+
+class _TeeStream(httpx2.AsyncByteStream):
+    """A response body that keeps each chunk as the client reads it (an event stream may stay open)."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, chunks: list[bytes]) -> None:
+        self._inner = inner
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._chunks.append(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class RecordingTransport(httpx2.AsyncBaseTransport):
+    """An httpx transport that appends every exchange, in order, to :attr:`exchanges`."""
+
+    def __init__(self) -> None:
+        self._inner = httpx2.AsyncHTTPTransport()
+        self.exchanges: list[RawExchange] = []
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        body = (await request.aread()).decode("utf-8", "replace")
+        headers = [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw]
+        exchange = RawExchange(request.method, str(request.url), headers, body)
+        self.exchanges.append(exchange)
+        response = await self._inner.handle_async_request(request)
+        exchange.status = response.status_code
+        exchange.response_headers = [
+            (name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in response.headers.raw
+        ]
+        response.stream = _TeeStream(response.stream, exchange.response_chunks)
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def client_factory(self) -> Callable[..., httpx2.AsyncClient]:
+        """An ``httpx_client_factory`` for fastmcp's HTTP transport whose clients send through this recorder."""
+
+        def factory(**kwargs: Any) -> httpx2.AsyncClient:
+            kwargs.setdefault("timeout", httpx2.Timeout(30.0, read=300.0))
+            return httpx2.AsyncClient(transport=self, **kwargs)
+
+        return factory
+
+
+#: JSON members holding a time (seconds since 1970): shown as ``<issued-at>`` / ``<expires-at>``.
+TIME_FIELDS = {"client_id_issued_at": "<issued-at>", "client_secret_expires_at": "<expires-at>"}
+#: Random values that are not credentials but change every run, by parameter or member name.
+RUN_VALUES = {"state": "<state>", "code_challenge": "<code-challenge>", "client_id": "<client-id>"}
+_PLACEHOLDER = re.compile(r"(?:[A-Za-z]+ )?<[a-z-]+>")
+
+
+def query_pairs(text: str) -> list[tuple[str, str]]:
+    """The ``name=value`` pairs of a query string or form body, empty values kept."""
+    return parse_qsl(text, keep_blank_values=True)
+
+
+def parse_json(text: str) -> Any:
+    """``text`` as JSON, or None if it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+class Sanitizer:
+    """Learns the credentials and run-specific values in a flow's exchanges, then replaces them everywhere.
+
+    :attr:`secrets` maps each real credential to its placeholder: the tests check that none of them is left
+    in any view. Whatever a field is called, :mod:`mcp_teach.wire.redact` redacts it again by name.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.secrets: dict[str, str] = {}
+        self._run_values: dict[str, str] = {
+            f"{LOOPBACK}:{port}": f"{LOOPBACK}:<port>",
+            f"{LOOPBACK}%3A{port}": f"{LOOPBACK}%3A<port>",
+        }
+
+    def _learn_pair(self, name: str, value: str) -> None:
+        if not value:
+            return
+        if name in OAUTH_SECRET_FIELDS:
+            self.secrets.setdefault(value, oauth_placeholder(name))
+        elif name in RUN_VALUES and not value.startswith("https://"):
+            self._run_values.setdefault(value, RUN_VALUES[name])
+
+    def _learn_json(self, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, str):
+                    self._learn_pair(key, item)
+                else:
+                    self._learn_json(item)
+        elif isinstance(value, list):
+            for item in value:
+                self._learn_json(item)
+
+    def learn(self, exchange: RawExchange) -> None:
+        authorization = exchange.request_header("authorization")
+        if authorization and " " in authorization:
+            scheme, credential = authorization.split(" ", 1)
+            name = "access_token" if scheme.lower() == "bearer" else "client_credentials"
+            self.secrets.setdefault(credential, oauth_placeholder(name))
+        for name, value in query_pairs(urlsplit(exchange.url).query):
+            self._learn_pair(name, value)
+        if (exchange.request_header("content-type") or "").startswith("application/x-www-form-urlencoded"):
+            for name, value in query_pairs(exchange.request_body):
+                self._learn_pair(name, value)
+        self._learn_json(parse_json(exchange.request_body))
+        self._learn_json(parse_json(exchange.response_body))
+        for name, value in query_pairs(urlsplit(exchange.response_header("location") or "").query):
+            self._learn_pair(name, value)
+        for header in (exchange.request_header("mcp-session-id"), exchange.response_header("mcp-session-id")):
+            if header:
+                self._run_values.setdefault(header, "<session-id>")
+
+    def text(self, text: str) -> str:
+        """``text`` with every learnt value replaced (as written and URL-encoded), longest first."""
+        replacements = {**self._run_values, **self.secrets}
+        for value in sorted(replacements, key=len, reverse=True):
+            placeholder = replacements[value]
+            text = text.replace(value, placeholder)
+            if (encoded := quote(value, safe="")) != value:
+                text = text.replace(encoded, placeholder)
+        return text
+
+    def json(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.json(item) for item in value]
+        if isinstance(value, dict):
+            return {
+                key: TIME_FIELDS[key] if key in TIME_FIELDS and item else self.json(item) for key, item in value.items()
+            }
+        return value
+
+    def header(self, name: str, value: str) -> str:
+        value = self.text(value)
+        if name in SECRET_HEADERS and not _PLACEHOLDER.fullmatch(value):
+            return redact_headers({name: value})[name]
+        return redact_oauth_query(value) if name == "location" else redact_text(value)
+
+    def body(self, text: str, content_type: str) -> str:
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            return redact_oauth_query(self.text(text))
+        if content_type.startswith("application/json") and (parsed := parse_json(text)) is not None:
+            return json.dumps(redact_oauth_json(self.json(parsed)), indent=2, ensure_ascii=False)
+        return redact_text(self.text(text))

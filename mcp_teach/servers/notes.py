@@ -1,0 +1,193 @@
+"""The notes server of lesson 12: four tools over a folder of notes, behind seed 001's four permission gates.
+
+``save_note(title, content)``, ``list_notes()``, ``read_note(note_id)``, ``delete_note(note_id)`` over a
+:class:`~mcp_teach.servers.notes_store.NoteStore` (the folder ``MCP_TEACH_NOTES_DIR``, by default a per-user data
+folder); every title and id is checked before it becomes a path. The gates (:mod:`.gates`): who is calling
+(bearer token -> user and role), which tools each role sees, which calls pass (role, rate limit, write hours) and
+which notes each user may touch. Roles: ``admin`` all four tools on every note; ``student`` all four on their
+own notes; ``readonly`` ``list_notes`` and ``read_note`` on every note.
+
+**Users from a terminal** (``mcp-teach serve --server notes --transport streamable-http``):
+
+- with ``MCP_AUTH_TOKEN`` set (the class token), that token is the one user ``class``, role ``student``: today's
+  class token is gate 1 with one role. The transport's class-token check (:mod:`mcp_teach.transports.
+  class_token`) and this server's both accept it. Set the variable, not only ``--token``: the server is built
+  without seeing the command line, so a token given only as ``--token`` passes the transport but names no user
+  here and is refused with a 401.
+- without it, the demo table :data:`DEMO_USERS`: ``alice`` and ``bob`` (students), ``carol`` (admin), ``dave``
+  (readonly), with tokens that are public on purpose (``demo-alice-token-not-a-secret``...): for a loopback
+  server in a lesson only.
+- over stdio there is no request to authenticate: the calls are the local user's (``local``, admin), as the
+  specification has it for stdio ("retrieve credentials from the environment", 2026-07-28,
+  basic/authorization/index).
+
+In-process (tests, the lesson) pass ``users=`` (token -> :class:`~mcp_teach.servers.gates.User`) or ``auth=``
+(any fastmcp auth provider, e.g. ``InMemoryOAuthProvider``: its tokens' scopes name the role), ``clock=``
+(a :class:`~mcp_teach.servers.gates.ManualClock`), ``notes_dir=`` or ``store=``, ``denials=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, time
+from os import PathLike
+
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.server.auth import AuthProvider
+from fastmcp.tools.base import ToolResult
+
+from mcp_teach.config import load_settings
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
+from mcp_teach.servers.gates import (
+    Clock,
+    DenialStyle,
+    Policy,
+    User,
+    UserTokens,
+    WriteHours,
+    current_user,
+    install_gates,
+)
+from mcp_teach.servers.notes_store import ID_RULE, Note, NoteError, NoteNotFound, NoteStore
+
+SERVER_NAME = "mcp-teach-notes"
+SERVER_VERSION = "1.0.0"
+SERVER_INSTRUCTIONS = (
+    "Notes for the mcp-teach course: save_note, list_notes, read_note, delete_note. A note's id is its title in "
+    "lower case. What you may do depends on your role; a refusal says what is allowed."
+)
+READ_TOOLS = frozenset({"list_notes", "read_note"})
+WRITE_TOOLS = frozenset({"save_note", "delete_note"})
+ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
+ROLES: dict[str, frozenset[str]] = {"admin": ALL_TOOLS, "student": ALL_TOOLS, "readonly": READ_TOOLS}
+#: Seed 001's limits: 30 calls a minute, writes in the day only.
+DEFAULT_CALLS_PER_MINUTE = 30
+DEFAULT_WRITE_HOURS = WriteHours(time(8, 0), time(22, 0))
+#: Who calls over stdio or in memory, where there is no bearer token: the user who started the server.
+LOCAL_USER = User("local", "admin")
+#: The class token's user when the server is started from a terminal with MCP_AUTH_TOKEN.
+CLASS_USER = User("class", "student")
+#: Public demo tokens (loopback lessons only; obviously not secrets) -> users.
+DEMO_USERS: dict[str, User] = {
+    "demo-alice-token-not-a-secret": User("alice", "student"),
+    "demo-bob-token-not-a-secret": User("bob", "student"),
+    "demo-carol-token-not-a-secret": User("carol", "admin"),
+    "demo-dave-token-not-a-secret": User("dave", "readonly"),
+}
+
+
+def notes_policy(
+    *,
+    calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
+    write_hours: WriteHours = DEFAULT_WRITE_HOURS,
+    denials: DenialStyle = "tool-error",
+) -> Policy:
+    """The notes server's rules for the gates."""
+    return Policy(
+        tools_by_role=ROLES,
+        write_tools=WRITE_TOOLS,
+        resource_arguments={"read_note": "note_id", "delete_note": "note_id", "save_note": "title"},
+        read_all_roles=frozenset({"readonly"}),
+        change_all_roles=frozenset({"admin"}),
+        calls_per_minute=calls_per_minute,
+        write_hours=write_hours,
+        denials=denials,
+    )
+
+
+def terminal_users() -> dict[str, User]:
+    """The users of a server started from a terminal: the class token as ``class`` (student), else the demo table."""
+    token = load_settings().mcp_auth_token
+    return {token: CLASS_USER} if token else dict(DEMO_USERS)
+
+
+def _refused(error: Exception) -> ToolResult:
+    """A bad title or id, or no such note: a tool execution error the model can correct (2026-07-28, server/tools,
+    Error Handling), returned rather than raised so the server logs no traceback for a student's typo."""
+    return ToolResult(content=str(error), is_error=True)
+
+
+def _line(note: Note) -> str:
+    return f"- {note.note_id}: {note.title} (owner {note.owner})"
+
+
+def build_notes_server(
+    *,
+    auth: AuthProvider | None = None,
+    users: Mapping[str, User] | None = None,
+    notes_dir: str | PathLike[str] | None = None,
+    store: NoteStore | None = None,
+    clock: Clock = datetime.now,
+    denials: DenialStyle = "tool-error",
+    calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
+    write_hours: WriteHours = DEFAULT_WRITE_HOURS,
+    local_user: User | None = LOCAL_USER,
+) -> FastMCP:
+    """A fresh notes server behind the four gates (see the module docstring for every option).
+
+    ``auth`` (a fastmcp auth provider) or ``users`` (bearer token -> user) authenticate HTTP requests; with
+    neither, :func:`terminal_users`. ``denials``: ``"tool-error"`` (``isError: true``, the spec's) or ``"text"``
+    (``isError: false``, seed 001's); :mod:`.gates` says why the default.
+    """
+    if auth is not None and users is not None:
+        raise ValueError("pass auth= (a fastmcp auth provider) or users= (token -> User), not both")
+    if store is not None and notes_dir is not None:
+        raise ValueError("pass notes_dir= or store=, not both")
+    store = store or NoteStore(notes_dir)
+    policy = notes_policy(calls_per_minute=calls_per_minute, write_hours=write_hours, denials=denials)
+    server = ExplainingFastMCP(
+        SERVER_NAME,
+        instructions=SERVER_INSTRUCTIONS,
+        version=SERVER_VERSION,
+        auth=auth or UserTokens(terminal_users() if users is None else users, known_roles=list(ROLES)),
+    )
+
+    def caller() -> User:
+        user = current_user(list(ROLES), local_user)
+        if user is None:  # the gates refuse such calls before any tool runs
+            raise ToolError("This request names no user.")
+        return user
+
+    def save_note(title: str, content: str) -> str | ToolResult:
+        """Save a note under a title (its id is the title in lower case); saving an existing title replaces it."""
+        try:
+            note = store.save(title, content, owner=caller().name)
+        except NoteError as error:
+            return _refused(error)
+        return f"Saved note {note.note_id!r} (owner {note.owner}, {len(note.content)} characters)."
+
+    def list_notes() -> str:
+        """List the notes you may read: id, title and owner of each."""
+        user = caller()
+        notes = [note for note in store.list() if policy.may_read(user, note.owner)]
+        if not notes:
+            return f"No notes that {user.name} may read yet. save_note creates one."
+        return f"Notes {user.name} may read ({len(notes)}):\n" + "\n".join(_line(note) for note in notes)
+
+    def read_note(note_id: str) -> str | ToolResult:
+        """Read one note by its id (list_notes shows the ids)."""
+        try:
+            note = store.read(note_id)
+        except (NoteError, NoteNotFound) as error:
+            return _refused(error)
+        return f"Note {note.note_id!r}: {note.title} (owner {note.owner})\n\n{note.content}"
+
+    def delete_note(note_id: str) -> str | ToolResult:
+        """Delete one note by its id."""
+        try:
+            note = store.delete(note_id)
+        except (NoteError, NoteNotFound) as error:
+            return _refused(error)
+        return f"Deleted note {note.note_id!r} (owner {note.owner})."
+
+    descriptions = {
+        save_note: f"Save a note. The title becomes its id in lower case and must be {ID_RULE}.",
+        list_notes: "List the notes you may read, with their ids and owners.",
+        read_note: "Read a note by its id (see list_notes).",
+        delete_note: "Delete a note by its id (see list_notes).",
+    }
+    for function, description in descriptions.items():
+        server.tool(function, description=description, output_schema=None)
+    install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=local_user)
+    return server
