@@ -5,11 +5,11 @@ from __future__ import annotations
 import httpx2
 
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l05_modern_post import modern_post
 from mcp_teach.lessons.l05_param_headers import HEADER_NAME, TOOL, region_server
 from mcp_teach.lessons.l05_probes import Probe, send_probe
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.modern_post import modern_post
 
 
 def test_the_region_parameter_travels_as_a_header(run):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mcp_teach.lessons.l05_modern_post import modern_post
 from mcp_teach.lessons.l05_probes import Probe, answer, probe_table
 from mcp_teach.transports.in_process import serve_http
+from mcp_teach.wire.modern_post import modern_post
 
 ADD = modern_post("tools/call", {"name": "calculator_add", "arguments": {"a": 1, "b": 2}})
 

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l05_modern_post import curl_command, modern_post
 from mcp_teach.lessons.l05_terminals import (
     plain_environment,
     run_command,
     shown_command,
+    start_console,
     start_terminal_server,
     terminal_server,
 )
+from mcp_teach.wire.modern_post import curl_command, modern_post
 
 
 def test_run_command_gives_a_plain_transcript():
@@ -89,3 +93,10 @@ def test_curl_calls_a_tool_on_a_terminal_server_in_one_post():
     assert result.returncode == 0
     reply = json.loads(result.output)
     assert reply["id"] == 1 and reply["result"]["structuredContent"] == {"result": 3.0}
+
+
+def test_a_command_that_does_not_start_is_named_without_its_options():
+    command = [sys.executable, "-c", "raise SystemExit(3)", "--api-key", "sk-made-up-key-000000000000"]
+    with pytest.raises(RuntimeError) as refused:
+        start_console(command, re.compile("never printed"))
+    assert str(refused.value) == f"{Path(sys.executable).name} did not start: no output"

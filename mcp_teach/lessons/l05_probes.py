@@ -1,6 +1,6 @@
 """Requests that each break one rule of streamable HTTP, and what the server answers (lesson 05, Going deeper).
 
-A :class:`Probe` is a request built with :func:`~mcp_teach.lessons.l05_modern_post.modern_post` and one change
+A :class:`Probe` is a request built with :func:`~mcp_teach.wire.modern_post.modern_post` and one change
 to it (a header replaced, another HTTP method). :func:`probe_table` sends each to a running server and
 tabulates the status and the answer, so that the lesson can compare them with what the specification
 requires.
@@ -16,7 +16,7 @@ from http import HTTPStatus
 import httpx2
 
 from mcp_teach.display.show import table
-from mcp_teach.lessons.l05_modern_post import ModernPost
+from mcp_teach.wire.modern_post import ModernPost
 from mcp_teach.wire.plain_text import PlainText
 
 

@@ -9,6 +9,7 @@ stopping it can be three steps, one cell each. :func:`terminal_server` is the sa
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import shlex
@@ -45,6 +46,8 @@ _COLOUR_FORCING = frozenset({"FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "TTY_C
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 #: How long a stopped server may take to exit before it is killed.
 STOP_SECONDS = 10.0
+#: The line ``mcp-teach serve`` prints once it listens, whole.
+SERVING_LINE = re.compile(r"on http://\S+.*\n")
 
 
 def plain_environment() -> dict[str, str]:
@@ -68,7 +71,7 @@ def shown_command(args: Sequence[str], width: int = 100) -> str:
     return "".join(words)
 
 
-def _stop(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
+def stop_console(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
     """Stop ``process`` with what Ctrl-C sends (SIGINT; Windows: terminate it); kill it if it hangs."""
     if process.poll() is None:
         if os.name == "posix":
@@ -81,6 +84,37 @@ def _stop(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
             process.kill()
             process.wait()
     stderr.close()
+
+
+def _command_name(command: Sequence[str]) -> str:
+    """``mcp-teach model serve``: the words before the first option (option values may be keys)."""
+    words = [Path(command[0]).name, *itertools.takewhile(lambda word: not word.startswith("-"), command[1:])]
+    return " ".join(words)
+
+
+def start_console(
+    command: Sequence[str], ready: re.Pattern[str], *, timeout: float = 30.0
+) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
+    """Start ``command`` as its own process, as typed in a terminal; return once its stderr holds ``ready``.
+
+    Returns the process, its stderr (a temporary file, closed by :func:`stop_console`) and what it printed.
+    ``ready`` should match through the end of a line: a read may catch a line half-written.
+    """
+    stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed by stop_console)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=plain_environment())
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            stderr.seek(0)
+            printed = stderr.read().decode("utf-8", "replace")
+            if ready.search(printed):
+                return process, stderr, printed
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{_command_name(command)} did not start: {printed.strip() or 'no output'}")
+            time.sleep(0.02)
+    except BaseException:
+        stop_console(process, stderr)
+        raise
 
 
 class TerminalServer(PlainText):
@@ -96,7 +130,7 @@ class TerminalServer(PlainText):
         self.url = found.group(1) if found else ""
         self._process = process
         self._stderr = stderr
-        self._finalizer = weakref.finalize(self, _stop, process, stderr)
+        self._finalizer = weakref.finalize(self, stop_console, process, stderr)
 
     @property
     def running(self) -> bool:
@@ -129,21 +163,8 @@ def start_terminal_server(transport: str, *, port: int = 0, timeout: float = 30.
     server you started yourself). Stop it with :meth:`TerminalServer.stop`.
     """
     command = [console_script("mcp-teach"), "serve", "--transport", transport, "--port", str(port)]
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed by TerminalServer.stop, or below on failure)
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=plain_environment())
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            stderr.seek(0)
-            printed = stderr.read().decode("utf-8", "replace")
-            if re.search(r"on http://\S+", printed):
-                return TerminalServer(command, process, stderr, printed.splitlines()[0])
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the server did not start: {printed.strip() or 'no output'}")
-            time.sleep(0.02)
-    except BaseException:
-        _stop(process, stderr)
-        raise
+    process, stderr, printed = start_console(command, SERVING_LINE, timeout=timeout)
+    return TerminalServer(command, process, stderr, printed.splitlines()[0])
 
 
 @contextlib.contextmanager

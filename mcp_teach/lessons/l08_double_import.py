@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_teach.display.show import table
+from mcp_teach.wire.modern_post import modern_post
 from mcp_teach.wire.plain_text import PlainText
 
 #: How long a demo server may take to start and answer (it imports the mcp SDK: about a second).
@@ -219,18 +220,7 @@ async def _run(root: Path, package: str, variant: str) -> DemoRun:
         env=environment,
     )
     assert process.stdin is not None and process.stdout is not None
-    request = {  # one 2026-07-28 request: no handshake needed
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/list",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientInfo": {"name": "mcp-teach-client", "version": "1.0.0"},
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
-    }
+    request = modern_post("tools/list").body  # one 2026-07-28 request: no handshake needed
     try:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a package that exits at once
             process.stdin.write(json.dumps(request).encode() + b"\n")

@@ -23,8 +23,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import tempfile
-import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,7 +38,7 @@ from starlette.routing import Route
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.display.show import ACTOR_COLOURS, Entry, MessagesView, table
-from mcp_teach.lessons.l05_terminals import console_script, plain_environment
+from mcp_teach.lessons.l05_terminals import console_script, start_console, stop_console
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.loop import ask_any
@@ -261,16 +259,8 @@ def mcp_calls(trace: Trace) -> list[tuple[str, dict[str, Any]]]:
 
 # --- mcp-teach model serve, as its own process ------------------------------------------------------------------
 
-
-def _stop(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()  # what the server handles as a clean stop (SIGTERM; Windows: TerminateProcess)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    stderr.close()
+#: The last line ``mcp-teach model serve`` prints once it listens, whole.
+MODEL_SERVER_READY = re.compile(r"ANTHROPIC_BASE_URL=.*\n")
 
 
 @dataclass(repr=False)
@@ -287,7 +277,7 @@ class ModelServer(PlainText):
 
     def __post_init__(self) -> None:
         self.url = re.search(r"on (http://\S+)", self.banner).group(1)  # type: ignore[union-attr]
-        self._finalizer = weakref.finalize(self, _stop, self.process, self.stderr)
+        self._finalizer = weakref.finalize(self, stop_console, self.process, self.stderr)
 
     @property
     def root(self) -> str:
@@ -317,21 +307,8 @@ def start_model_server(*, api_key: str | None = None, timeout: float = 30.0) -> 
     command = [console_script("mcp-teach"), "model", "serve", "--port", "0"]
     if api_key:
         command += ["--api-key", api_key]
-    stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed by ModelServer.stop, or below on failure)
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=plain_environment())
-    deadline = time.monotonic() + timeout
-    try:
-        while True:
-            stderr.seek(0)
-            printed = stderr.read().decode("utf-8", "replace")
-            if "ANTHROPIC_BASE_URL=" in printed and printed.endswith("\n"):
-                return ModelServer(command, process, stderr, printed)
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"the model server did not start: {printed.strip() or 'no output'}")
-            time.sleep(0.02)
-    except BaseException:
-        _stop(process, stderr)
-        raise
+    process, stderr, printed = start_console(command, MODEL_SERVER_READY, timeout=timeout)
+    return ModelServer(command, process, stderr, printed)
 
 
 # --- When the LLM cannot be used ---------------------------------------------------------------------------------

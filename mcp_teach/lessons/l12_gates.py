@@ -18,7 +18,6 @@ the user.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import tempfile
 from collections.abc import Iterator
@@ -35,32 +34,12 @@ from mcp_teach.servers.notes import DEMO_USERS, build_notes_server
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import Capture
+from mcp_teach.wire.modern_post import modern_post
 
 #: Demo user name -> their (public, fake) token; the lesson names users, never tokens.
 TOKENS: dict[str, str] = {user.name: token for token, user in DEMO_USERS.items()}
 #: A token no user has, for gate 1's second refusal.
 UNKNOWN_TOKEN = "demo-mallory-token-not-a-secret"
-#: A 2026-07-28 ``tools/list`` request as it is POSTed: body and the headers that go with it (no session needed).
-PROTOCOL_VERSION = "2026-07-28"
-TOOLS_LIST = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/list",
-    "params": {
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-    },
-}
-TOOLS_LIST_HEADERS = {
-    "Accept": "application/json, text/event-stream",
-    "Content-Type": "application/json",
-    "MCP-Protocol-Version": PROTOCOL_VERSION,
-    "Mcp-Method": "tools/list",
-}
-
-
 @dataclass(frozen=True)
 class Step:
     """One ``tools/call`` as a user, and what came back; ``capture`` holds the whole connection."""
@@ -148,12 +127,12 @@ class NotesLab:
 
     async def without_token(self, token: str | None = None) -> HttpAnswer:
         """Gate 1: POST ``tools/list`` with no token (or a ``token`` no user has): 401 before any JSON-RPC runs."""
-        headers = dict(TOOLS_LIST_HEADERS)
+        post = modern_post("tools/list")
         if token is not None:
-            headers["Authorization"] = f"Bearer {token}"
+            post = post.with_headers({"Authorization": f"Bearer {token}"})
         with quiet_logs():
             async with serve_http(server=self.server) as url, httpx2.AsyncClient() as http:
-                response = await http.post(url, content=json.dumps(TOOLS_LIST), headers=headers)
+                response = await http.post(url, content=post.json(), headers=post.headers)
         return HttpAnswer(response.status_code, response.headers.get("www-authenticate"), response.text)
 
     def files(self) -> list[str]:

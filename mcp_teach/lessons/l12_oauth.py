@@ -77,6 +77,7 @@ from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import guarded_http_app
 from mcp_teach.transports.in_process import serve_asgi
 from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.wire.modern_post import modern_post
 
 #: The scope the lesson's server requires; the 401 challenge names it (2026-07-28, basic/authorization/index,
 #: "Scope Selection Strategy") and the client asks for exactly that.
@@ -252,21 +253,6 @@ async def run_oauth_flow(
 
 # ── single steps, for the refusals ─────────────────────────────────────────────────────────────────────
 
-#: A 2026-07-28 ``tools/list`` (no session needed); without a good token the bearer check refuses it unread.
-TOOLS_LIST = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/list",
-    "params": {
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "mcp-teach-client", "version": "1.0.0"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-    },
-}
-
-
 def _port(url: str) -> int:
     return urlsplit(url).port or 80
 
@@ -279,17 +265,13 @@ async def mcp_request(url: str, token: str | None = None) -> Exchange:
     "Invalid or expired tokens MUST receive a HTTP 401 response").
     """
     recorder = RecordingTransport()
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/list",
-    }
+    post = modern_post("tools/list")  # 2026-07-28: no session needed; without a good token it is refused unread
     if token is not None:
-        headers["authorization"] = f"Bearer {token}"
+        post = post.with_headers({"authorization": f"Bearer {token}"})
     # fastmcp logs each refused token at INFO, with a timestamp: not something a lesson's output should hold
     with temporary_log_level("WARNING"):
         async with httpx2.AsyncClient(transport=recorder) as client:
-            await client.post(url, json=TOOLS_LIST, headers=headers)
+            await client.post(url, content=post.json(), headers=post.headers)
     return OAuthFlow.from_raw(recorder.exchanges, _port(url))[0]
 
 

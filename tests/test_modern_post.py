@@ -1,4 +1,4 @@
-"""mcp_teach.lessons.l05_modern_post: a 2026-07-28 request by hand, its mirrored headers, as a curl command."""
+"""mcp_teach.wire.modern_post: a 2026-07-28 request by hand, its mirrored headers, as a curl command."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_teach.lessons.l05_modern_post import curl_command, modern_post
+from mcp_teach.wire.modern_post import curl_command, modern_post
 
 
 def test_tools_call_carries_the_envelope_and_the_mirrored_headers():

@@ -1,4 +1,4 @@
-"""A 2026-07-28 request written by hand (lesson 05): its JSON body, the headers that mirror it, and as ``curl``.
+"""A 2026-07-28 request written by hand (lessons 05, 12): its JSON body, the headers that mirror it, as ``curl``.
 
 In 2026-07-28 streamable HTTP keeps no session, so one POST is a whole exchange and any HTTP client can call a
 tool. :func:`modern_post` builds the request as an MCP client sends it: the body carries the ``_meta``
