@@ -3,6 +3,8 @@ OAuth client, every exchange captured, nothing secret in what is shown."""
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import re
 import time
@@ -11,6 +13,7 @@ from fastmcp import FastMCP
 
 from mcp_teach.lessons.l12_oauth import authorize_and_call, mcp_request, oauth_server, redeem_code, run_oauth_flow
 from mcp_teach.lessons.l12_oauth_views import OAuthFlow, show_exchange, spec_rule
+from mcp_teach.servers.notes import build_notes_server
 from mcp_teach.wire.redact import redact_oauth_json, redact_oauth_query
 
 STEPS = [
@@ -147,3 +150,16 @@ def test_the_oauth_redaction_helpers_keep_what_teaches():
         "expires_in": 60,
         "scope": "a",
     }
+
+
+def test_on_the_notes_server_the_oauth_client_is_the_user_and_its_id_is_never_shown(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_TEACH_NOTES_DIR", str(tmp_path))
+    flow = run(
+        functools.partial(run_oauth_flow, scopes=("student",)),
+        build_notes_server,
+        "save_note",
+        {"title": "via oauth", "content": "hi"},
+    )
+    assert flow.answer == "Saved note 'via oauth' (owner <client-id>, 2 characters)."
+    owner = json.loads((tmp_path / "via oauth.json").read_text())["owner"]
+    assert owner != "<client-id>" and owner not in everything_shown(flow)

@@ -170,7 +170,8 @@ class ExchangesView(PlainText):
 class OAuthFlow(PlainText):
     """The exchanges of one OAuth flow in order (``flow[0]`` is the first; ``flow.step(1)`` the same, as numbered).
 
-    :attr:`answer` is the tool's text. :attr:`unredacted` and :attr:`secrets` hold the real values, for tests
+    :attr:`answer` is the tool's text, made safe like the exchanges (the notes server names the OAuth client's
+    per-run id in it). :attr:`unredacted` and :attr:`secrets` hold the real values, for tests
     that prove the views leak none of them: never display them.
     """
 
@@ -185,7 +186,7 @@ class OAuthFlow(PlainText):
         for exchange in raw:
             sanitizer.learn(exchange)
         exchanges = [Exchange.of(number, exchange, sanitizer) for number, exchange in enumerate(raw, start=1)]
-        return cls(exchanges, answer, list(raw), dict(sanitizer.secrets))
+        return cls(exchanges, sanitizer.text(answer), list(raw), dict(sanitizer.secrets))
 
     def __getitem__(self, index: int) -> Exchange:
         return self.exchanges[index]
