@@ -1,4 +1,4 @@
-"""Reading a student's answers from inside a check: run their async code, find their capture."""
+"""Reading a student's answers from inside a check: run their async code, find their capture and what it holds."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import concurrent.futures
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from mcp_teach.exercises.check import Checker
 from mcp_teach.wire.messages import Capture
 
 T = TypeVar("T")
@@ -26,3 +27,21 @@ def captured(source: Any) -> Capture | None:
     """The :class:`Capture` of a ``CaptureTransport`` (or the capture itself); None for anything else."""
     capture = getattr(source, "capture", source)
     return capture if isinstance(capture, Capture) else None
+
+
+def capture_answer(check: Checker, value: Any, name: str, hint: str) -> Capture:
+    """The :class:`Capture` the answer ``name`` holds; a failed check (expected a ``CaptureTransport``) if none."""
+    capture = captured(value)
+    check.true(capture is not None, name, expected="a CaptureTransport", found=type(value).__name__, hint=hint)
+    assert capture is not None
+    return capture
+
+
+def listed_tools(capture: Capture) -> list[dict[str, Any]]:
+    """Every tool dict of every ``tools/list`` result in ``capture``, in order."""
+    tools = []
+    for request in capture.requests("tools/list"):
+        reply = capture.response_to(request)
+        if reply is not None and "result" in reply.message:
+            tools += reply.message["result"].get("tools", [])
+    return tools

@@ -14,10 +14,9 @@ import datetime
 from typing import Any, Literal
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import captured, run_sync
+from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.wire.messages import Capture
 
 #: The property hints of 02.2, one per parameter of :func:`search`.
 SEARCH_HINTS = {
@@ -38,16 +37,6 @@ def search(
     return []
 
 
-def listed_tools(capture: Capture) -> list[dict[str, Any]]:
-    """Every tool dict of every ``tools/list`` result in ``capture``, in order."""
-    tools = []
-    for request in capture.requests("tools/list"):
-        reply = capture.response_to(request)
-        if reply is not None and "result" in reply.message:
-            tools += reply.message["result"].get("tools", [])
-    return tools
-
-
 async def _call_power(server: Any) -> Any:
     """``calculator_power(base=2, exponent=10)`` on ``server``, listed first (its outputSchema is checked)."""
     try:
@@ -60,15 +49,12 @@ async def _call_power(server: Any) -> Any:
 
 @exercise("02.1", answers=("power_server", "power_capture", "power_tool"))
 def add_a_tool(check: Checker, power_server: Any, power_capture: Any, power_tool: Any) -> None:
-    capture = captured(power_capture)
-    check.true(
-        capture is not None,
+    capture = capture_answer(
+        check,
+        power_capture,
         "power_capture",
-        expected="a CaptureTransport",
-        found=type(power_capture).__name__,
-        hint="power_capture = CaptureTransport(power_server), then connect teaching_client(power_capture)",
+        "power_capture = CaptureTransport(power_server), then connect teaching_client(power_capture)",
     )
-    assert capture is not None
     wire_tools = listed_tools(capture)
     names = [tool.get("name") for tool in wire_tools]
     check.contains(
@@ -176,15 +162,12 @@ def predict_a_schema(check: Checker, predicted_schema: Any, search_schema: Any) 
 
 @exercise("02.3", answers=("pages_capture", "all_names", "page_sizes"))
 def walk_the_pages(check: Checker, pages_capture: Any, all_names: Any, page_sizes: Any) -> None:
-    capture = captured(pages_capture)
-    check.true(
-        capture is not None,
+    capture = capture_answer(
+        check,
+        pages_capture,
         "pages_capture",
-        expected="a CaptureTransport",
-        found=type(pages_capture).__name__,
-        hint="pages_capture = CaptureTransport(build_calculator_server(list_page_size=3))",
+        "pages_capture = CaptureTransport(build_calculator_server(list_page_size=3))",
     )
-    assert capture is not None
     requests = capture.requests("tools/list")
     replies = [capture.response_to(request) for request in requests]
     pages = [reply.message["result"] for reply in replies if reply is not None and "result" in reply.message]

@@ -18,7 +18,7 @@ import jsonschema
 from fastmcp import FastMCP
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import captured, run_sync
+from mcp_teach.exercises.answers import capture_answer, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l03_errors import attempt, classify_reply
@@ -65,15 +65,12 @@ def schema_problem(value: Any, schema: Any) -> str | None:
 @exercise("03.1", answers=("structured_server", "structured_capture"))
 def structured_tool_error(check: Checker, structured_server: Any, structured_capture: Any) -> None:
     check.instance(structured_server, FastMCP, "structured_server", hint="structured_server = FastMCP(...)")
-    capture = captured(structured_capture)
-    check.true(
-        capture is not None,
+    capture = capture_answer(
+        check,
+        structured_capture,
         "structured_capture",
-        expected="a CaptureTransport",
-        found=type(structured_capture).__name__,
-        hint="structured_capture = CaptureTransport(structured_server), then connect teaching_client to it",
+        "structured_capture = CaptureTransport(structured_server), then connect teaching_client to it",
     )
-    assert capture is not None
     replies = replies_by_b(capture)
     check.contains(
         replies,

@@ -21,7 +21,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import captured, run_sync
+from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l03_errors import attempt
@@ -172,21 +172,10 @@ def power_tool(check: Checker, power_server: Any, power_capture: Any) -> None:
         found=_said(unknown),
         hint="calculate(name, arguments) raises MCPError(-32602) for an unknown name: let it through",
     )
-    capture = captured(power_capture)
-    check.true(
-        capture is not None,
-        "power_capture",
-        expected="a CaptureTransport",
-        found=type(power_capture).__name__,
-        hint="power_capture = CaptureTransport(LowLevelMemoryTransport(power_server))",
+    capture = capture_answer(
+        check, power_capture, "power_capture", "power_capture = CaptureTransport(LowLevelMemoryTransport(power_server))"
     )
-    assert capture is not None
-    listed = [
-        tool.get("name")
-        for request in capture.requests("tools/list")
-        if (reply := capture.response_to(request)) is not None
-        for tool in reply.message.get("result", {}).get("tools", [])
-    ]
+    listed = [tool.get("name") for tool in listed_tools(capture)]
     check.contains(listed, POWER, "the tools listed in power_capture", hint="call client.list_tools() on it")
     calls = [
         capture.response_to(request)
@@ -240,15 +229,12 @@ def what_fastmcp_adds(check: Checker, fast_capture: Any, low_capture: Any, tool_
         ("fast_capture", fast_capture, "mcp-teach-calculator"),
         ("low_capture", low_capture, LOWLEVEL_NAME),
     ):
-        capture = captured(source)
-        check.true(
-            capture is not None,
+        capture = capture_answer(
+            check,
+            source,
             name,
-            expected="a CaptureTransport",
-            found=type(source).__name__,
-            hint=f"{name} = CaptureTransport(...), then connect teaching_client(..., mode='legacy') to it",
+            f"{name} = CaptureTransport(...), then connect teaching_client(..., mode='legacy') to it",
         )
-        assert capture is not None
         check.equal(
             _opening(capture),
             "initialize",
