@@ -14,7 +14,7 @@ from fastmcp import FastMCP
 from mcp_teach.lessons.l12_oauth import authorize_and_call, mcp_request, oauth_server, redeem_code, run_oauth_flow
 from mcp_teach.lessons.l12_oauth_views import OAuthFlow, show_exchange, spec_rule
 from mcp_teach.servers.notes import build_notes_server
-from mcp_teach.wire.redact import redact_oauth_json, redact_oauth_query
+from mcp_teach.wire.redact import oauth_placeholder, redact_json, redact_url
 
 STEPS = [
     ("MCP server/discover, no token", 401),
@@ -138,12 +138,12 @@ def test_pkce_a_wrong_code_verifier_is_refused_and_the_right_one_redeems_the_sam
 
 def test_the_oauth_redaction_helpers_keep_what_teaches():
     form = "grant_type=authorization_code&code=abc123&code_verifier=v3r1f13r&code_challenge_method=S256&state=s"
-    assert redact_oauth_query(form) == (
+    assert redact_url(form, mask=oauth_placeholder) == (
         "grant_type=authorization_code&code=<code>&code_verifier=<code-verifier>&code_challenge_method=S256&state=s"
     )
-    assert redact_oauth_query("http://x/cb?code=abc&state=s") == "http://x/cb?code=<code>&state=s"
+    assert redact_url("http://x/cb?code=abc&state=s", mask=oauth_placeholder) == "http://x/cb?code=<code>&state=s"
     token = {"access_token": "at", "refresh_token": "rt", "token_type": "Bearer", "expires_in": 60, "scope": "a"}
-    assert redact_oauth_json(token) == {
+    assert redact_json(token, mask=oauth_placeholder) == {
         "access_token": "<access-token>",
         "refresh_token": "<refresh-token>",
         "token_type": "Bearer",
@@ -154,6 +154,7 @@ def test_the_oauth_redaction_helpers_keep_what_teaches():
 
 def test_on_the_notes_server_the_oauth_client_is_the_user_and_its_id_is_never_shown(run, tmp_path, monkeypatch):
     monkeypatch.setenv("MCP_TEACH_NOTES_DIR", str(tmp_path))
+    monkeypatch.setenv("MCP_TEACH_WRITE_HOURS", "00:00-24:00")  # the real clock: a save must work at any hour
     flow = run(
         functools.partial(run_oauth_flow, scopes=("student",)),
         build_notes_server,

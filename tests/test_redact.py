@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from mcp_teach.wire.redact import REDACTED, SECRET_HEADERS, redact_headers, redact_json, redact_text
+from mcp_teach.wire.redact import (
+    REDACTED,
+    is_credential_header,
+    oauth_placeholder,
+    redact_argv,
+    redact_body,
+    redact_headers,
+    redact_json,
+    redact_text,
+    redact_url,
+)
 
 
 @pytest.mark.parametrize(
@@ -59,7 +71,7 @@ def test_headers_are_lowercased_and_secret_ones_hidden():
         "content-type": "application/json",
         "x-note": f"uses {REDACTED}",
     }
-    assert {"authorization", "cookie", "x-api-key"} <= SECRET_HEADERS
+    assert all(map(is_credential_header, ["authorization", "cookie", "x-api-key", "x-auth-token", "x-api-token"]))
 
 
 @pytest.mark.parametrize("value", ["raw-token-without-a-scheme", "Bearer", "secret with spaces", " Bearer x"])
@@ -86,3 +98,84 @@ def test_json_is_redacted_at_any_depth_keeping_order_and_types():
 @pytest.mark.parametrize("value", [0, 1.5, None, False, "hello", [], {}])
 def test_clean_json_values_come_back_equal(value):
     assert redact_json(value) == value
+
+
+@pytest.mark.parametrize(
+    ("name", "credential"),
+    [
+        ("authorization", True),
+        ("proxy-authorization", True),
+        ("cookie", True),
+        ("set-cookie", True),
+        ("x-api-key", True),
+        ("x-auth-token", True),
+        ("x-api-token", True),
+        ("x-amz-security-token", True),
+        ("x-authtoken", True),
+        ("mcp-session-id", False),  # a session id teaches, and the server checks it is bound to a user
+        ("mcp-protocol-version", False),
+        ("www-authenticate", False),  # a challenge names where to authorize; it holds no credential
+        ("access-control-allow-credentials", False),
+        ("x-ratelimit-remaining-tokens", False),
+        ("content-type", False),
+    ],
+)
+def test_credential_header_names(name, credential):
+    assert is_credential_header(name) is credential
+
+
+def test_oauth_values_are_hidden_in_urls_forms_json_and_event_streams_keeping_what_teaches():
+    form = "grant_type=authorization_code&code=c0de&code_verifier=v3r&code_challenge=ch&state=s&client_id=id"
+    assert redact_body(form, "application/x-www-form-urlencoded") == (
+        f"grant_type=authorization_code&code={REDACTED}&code_verifier={REDACTED}&code_challenge=ch&state=s&client_id=id"
+    )
+    location = "http://127.0.0.1:3000/callback?code=c0de&state=s#access_token=at&token_type=bearer"
+    assert redact_headers({"Location": location})["location"] == (
+        f"http://127.0.0.1:3000/callback?code={REDACTED}&state=s#access_token={REDACTED}&token_type=bearer"
+    )
+    token = '{"access_token":"at","token_type":"Bearer","expires_in":3600,"refresh_token":"rt","scope":"a"}'
+    assert json.loads(redact_body(f"data: {token}", "text/event-stream")[6:]) == {
+        "access_token": REDACTED,
+        "token_type": "Bearer",
+        "expires_in": 3600,
+        "refresh_token": REDACTED,
+        "scope": "a",
+    }
+    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "bad"}}
+    assert redact_json(error) == error and redact_body(json.dumps(error), "application/json") == json.dumps(error)
+    challenge = 'Bearer error="invalid_token", resource_metadata="http://127.0.0.1:1/.well-known/x"'
+    assert redact_headers({"WWW-Authenticate": challenge}) == {"www-authenticate": challenge}
+
+
+def test_lesson_12_placeholders_come_from_the_same_rules():
+    assert redact_url("/cb?code=c0de&state=s", mask=oauth_placeholder) == "/cb?code=<code>&state=s"
+    assert redact_json({"refreshToken": "rt"}, mask=oauth_placeholder) == {"refreshToken": "<refreshToken>"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["srv", "--api-key", "v", "--port", "8"], ["srv", "--api-key", REDACTED, "--port", "8"]),
+        (["srv", "--token=v", "--password", "v"], ["srv", f"--token={REDACTED}", "--password", REDACTED]),
+        (["srv", "--auth", "--verbose"], ["srv", "--auth", "--verbose"]),  # a flag without a value
+        (["srv", "--max-tokens", "100", "-p", "8"], ["srv", "--max-tokens", "100", "-p", "8"]),
+        (["env", "GITHUB_TOKEN=v", "srv"], ["env", f"GITHUB_TOKEN={REDACTED}", "srv"]),
+    ],
+)
+def test_credential_arguments(argv, expected):
+    assert redact_argv(argv) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("OPENAI_API_KEY=abc123 exit code=3", f"OPENAI_API_KEY={REDACTED} exit code=3"),
+        ("max_tokens=100 token_type=Bearer", "max_tokens=100 token_type=Bearer"),
+        ("x-auth-token: abc123", f"x-auth-token: {REDACTED}"),
+        ("Authorization: Basic dXNlcjpwYXNz", f"Authorization: Basic {REDACTED}"),
+        ("postgres://user:hunter2@db/x", f"postgres://{REDACTED}@db/x"),
+        ("Basic arithmetic", "Basic arithmetic"),
+    ],
+)
+def test_credentials_in_free_text_by_name(text, expected):
+    assert redact_text(text) == expected

@@ -22,13 +22,12 @@ import httpx2
 
 from mcp_teach.config import LOOPBACK
 from mcp_teach.wire.redact import (
-    OAUTH_SECRET_FIELDS,
-    SECRET_HEADERS,
+    is_credential_header,
+    is_secret_field,
     oauth_placeholder,
-    redact_headers,
-    redact_oauth_json,
-    redact_oauth_query,
-    redact_text,
+    redact_body,
+    redact_header,
+    redact_json,
 )
 
 
@@ -141,7 +140,7 @@ class Sanitizer:
     def _learn_pair(self, name: str, value: str) -> None:
         if not value:
             return
-        if name in OAUTH_SECRET_FIELDS:
+        if is_secret_field(name):
             self.secrets.setdefault(value, oauth_placeholder(name))
         elif name in RUN_VALUES and not value.startswith("https://"):
             self._run_values.setdefault(value, RUN_VALUES[name])
@@ -198,14 +197,14 @@ class Sanitizer:
         return value
 
     def header(self, name: str, value: str) -> str:
+        """The tap's header rule, after the learnt values: a credential header already a placeholder stays."""
         value = self.text(value)
-        if name in SECRET_HEADERS and not _PLACEHOLDER.fullmatch(value):
-            return redact_headers({name: value})[name]
-        return redact_oauth_query(value) if name == "location" else redact_text(value)
+        if is_credential_header(name) and _PLACEHOLDER.fullmatch(value):
+            return value
+        return redact_header(name, value, mask=oauth_placeholder)
 
     def body(self, text: str, content_type: str) -> str:
-        if content_type.startswith("application/x-www-form-urlencoded"):
-            return redact_oauth_query(self.text(text))
+        """The tap's body rule, after the learnt values; JSON indented for reading."""
         if content_type.startswith("application/json") and (parsed := parse_json(text)) is not None:
-            return json.dumps(redact_oauth_json(self.json(parsed)), indent=2, ensure_ascii=False)
-        return redact_text(self.text(text))
+            return json.dumps(redact_json(self.json(parsed), mask=oauth_placeholder), indent=2, ensure_ascii=False)
+        return redact_body(self.text(text), content_type, mask=oauth_placeholder)

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from mcp_teach.display.show import table
 from mcp_teach.lessons.l12_oauth_record import RawExchange, Sanitizer, parse_json, query_pairs
 from mcp_teach.wire.plain_text import PlainText
-from mcp_teach.wire.redact import redact_oauth_query
+from mcp_teach.wire.redact import oauth_placeholder, redact_url
 
 MCP_PATH = "/mcp"
 #: Headers left out of every view: they change per run or machine and say nothing about OAuth or MCP.
@@ -83,7 +83,7 @@ class Exchange(PlainText):
             number,
             step_name(raw),
             raw.method,
-            redact_oauth_query(sanitizer.text(raw.url)),
+            redact_url(sanitizer.text(raw.url), mask=oauth_placeholder),
             headers(raw.request_headers),
             sanitizer.body(raw.request_body, raw.request_header("content-type") or ""),
             raw.status,

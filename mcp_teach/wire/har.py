@@ -17,6 +17,8 @@ from urllib.parse import parse_qsl, urlsplit
 from mcp_teach import __version__
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.messages import Capture
+from mcp_teach.wire.redact import redact_body, redact_headers, redact_url
+from mcp_teach.wire.stdio_tap import open_private
 from mcp_teach.wire.tap_writer import wall_time
 
 HAR_VERSION = "1.2"
@@ -31,27 +33,30 @@ def _milliseconds(start: float | None, end: float | None) -> float:
 
 
 def _entry(exchange: HttpExchange, base_url: str) -> dict[str, Any]:
-    url = getattr(exchange, "url", None) or base_url.rstrip("/") + exchange.target
+    url = redact_url(getattr(exchange, "url", None) or base_url.rstrip("/") + exchange.target)
     started = getattr(exchange, "started_time", None)
     if started is None:  # a live capture's monotonic clock: count back from now
         started = wall_time(time.time() - (time.monotonic() - exchange.started_at))
     responded = getattr(exchange, "responded_at", None)
     wait = _milliseconds(exchange.started_at, responded if responded is not None else exchange.ended_at)
     receive = _milliseconds(responded, exchange.ended_at) if responded is not None else 0.0
-    request_type = exchange.request_headers.get("content-type", "application/octet-stream")
+    request_headers = redact_headers(exchange.request_headers)
+    response_headers = redact_headers(exchange.response_headers)
+    request_type = request_headers.get("content-type", "application/octet-stream")
+    request_body = redact_body(exchange.request_body, request_type)
     request: dict[str, Any] = {
         "method": exchange.method,
         "url": url,
         "httpVersion": getattr(exchange, "http_version", "HTTP/1.1"),
         "cookies": [],  # cookie headers are redacted: there are no values to list
-        "headers": _pairs(exchange.request_headers.items()),
+        "headers": _pairs(request_headers.items()),
         "queryString": _pairs(parse_qsl(urlsplit(url).query, keep_blank_values=True)),
         "headersSize": -1,
-        "bodySize": len(exchange.request_body.encode()),
+        "bodySize": len(request_body.encode()),
     }
-    if exchange.request_body:
-        request["postData"] = {"mimeType": request_type, "text": exchange.request_body}
-    body = exchange.response_body
+    if request_body:
+        request["postData"] = {"mimeType": request_type, "text": request_body}
+    body = redact_body(exchange.response_body, exchange.content_type or "")
     entry: dict[str, Any] = {
         "startedDateTime": started,
         "time": round(wait + receive, 3),
@@ -61,9 +66,9 @@ def _entry(exchange: HttpExchange, base_url: str) -> dict[str, Any]:
             "statusText": getattr(exchange, "reason", ""),
             "httpVersion": getattr(exchange, "response_http_version", "HTTP/1.1"),
             "cookies": [],
-            "headers": _pairs(exchange.response_headers.items()),
+            "headers": _pairs(response_headers.items()),
             "content": {"size": len(body.encode()), "mimeType": exchange.content_type or "x-unknown", "text": body},
-            "redirectURL": exchange.response_headers.get("location", ""),
+            "redirectURL": response_headers.get("location", ""),
             "headersSize": -1,
             "bodySize": len(body.encode()) if exchange.status else -1,
         },
@@ -92,5 +97,7 @@ def to_har(capture: Capture, *, base_url: str = "http://127.0.0.1") -> dict[str,
 def write_har(capture: Capture, path: str | Path, *, base_url: str = "http://127.0.0.1") -> Path:
     """Write :func:`to_har` to ``path`` (e.g. ``session.har``) and return the path."""
     path = Path(path)
-    path.write_text(json.dumps(to_har(capture, base_url=base_url), ensure_ascii=False, indent=1), encoding="utf-8")
+    text = json.dumps(to_har(capture, base_url=base_url), ensure_ascii=False, indent=1)
+    with open_private(path, "w", encoding="utf-8") as out:
+        out.write(text)
     return path

@@ -3,7 +3,8 @@
 JSON-RPC messages look the same on every transport; what differs is the
 framing. :class:`RecordingHTTPTransport` sits below httpx and keeps each
 request and response (status, headers, body as it streams in), with
-credentials redacted, so a lesson can show the framing itself.
+credentials redacted by the tap's rules (:mod:`mcp_teach.wire.redact`), so a
+lesson can show the framing itself.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import httpx2
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 
-from mcp_teach.wire.redact import redact_headers, redact_text
+from mcp_teach.wire.redact import redact_body, redact_headers, redact_url
 
 RawHeaders = list[tuple[bytes, bytes]]
 
@@ -57,7 +58,7 @@ class HttpExchange:
     @classmethod
     def _recording(cls, request: httpx2.Request, body: bytes) -> HttpExchange:
         """A live exchange holding references only (see the class docstring)."""
-        exchange = cls(request.method, request.url.raw_path.decode("ascii"), {}, "", time.monotonic())
+        exchange = cls(request.method, redact_url(request.url.raw_path.decode("ascii")), {}, "", time.monotonic())
         exchange._request_headers, exchange._request_body = request.headers.raw, body
         exchange._response_chunks = []
         return exchange
@@ -71,7 +72,8 @@ class HttpExchange:
     @property
     def request_body(self) -> str:
         if isinstance(self._request_body, bytes):
-            self._request_body = redact_text(self._request_body.decode("utf-8", "replace"))
+            text = self._request_body.decode("utf-8", "replace")
+            self._request_body = redact_body(text, self.request_headers.get("content-type", ""))
         return self._request_body
 
     @property
@@ -91,7 +93,7 @@ class HttpExchange:
             data = b"".join(self._response_chunks)
             finished = self.ended_at is not None
             text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=finished)
-            self._response_body = redact_text(text)
+            self._response_body = redact_body(text, self.content_type or "")
             if finished:
                 self._response_chunks = None
         return self._response_body

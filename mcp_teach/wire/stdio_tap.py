@@ -117,11 +117,21 @@ class LineRecorder(Protocol):
     def close(self) -> None: ...
 
 
+def open_private(path: Path, mode: str = "ab", *, encoding: str | None = None) -> IO:
+    """Open ``path`` to append (mode ``a``) or rewrite (``w``), created readable by its owner only (0600).
+
+    A recording holds what a host said, which may be more than any redactor knows; ``O_NOFOLLOW``: a symlink
+    planted at ``path`` is not followed.
+    """
+    flags = os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | (os.O_TRUNC if mode.startswith("w") else os.O_APPEND)
+    return open(os.open(path, flags, 0o600), mode, encoding=encoding)
+
+
 class _Recorder:
     """Appends lines to the tap file; one lock keeps records whole across the three relay threads."""
 
     def __init__(self, path: Path) -> None:
-        self._out = Path(path).open("ab")  # noqa: SIM115  (open for the relay's lifetime, closed in close())
+        self._out = open_private(path)
         self._lock = threading.Lock()
 
     def record(self, stream: Stream, line: bytes) -> None:

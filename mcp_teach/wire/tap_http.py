@@ -9,8 +9,10 @@ each hop, as for any proxy.
 
 The recording gets records as things happen (:mod:`mcp_teach.wire.tap_writer`): ``http-request``,
 ``http-response``, then ``sse-event`` per event or one ``http-body``, then ``http-end``, all with the
-``exchange`` number they belong to. Credentials are redacted in the recording only: the
-``Authorization`` and cookie headers, key-like strings in bodies, and token-like query parameters.
+``exchange`` number they belong to. Credentials are redacted in the recording only, by
+:mod:`mcp_teach.wire.redact`: credential headers (``Authorization``, cookies, ``X-Auth-Token``...), OAuth
+codes, verifiers and tokens in URLs, ``Location`` headers, form and JSON bodies and event-stream data, and
+key-like strings anywhere.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import httpx2
 import uvicorn
 
 from mcp_teach.transports.sockets import bind_socket, server_url
-from mcp_teach.wire.redact import redact_headers, redact_text, redact_url
+from mcp_teach.wire.redact import redact_body, redact_headers, redact_text, redact_url
 from mcp_teach.wire.tap_writer import TapWriter
 
 #: Headers that belong to one connection, not to the message (RFC 9110 section 7.6.1), plus Host.
@@ -125,6 +127,7 @@ class TapProxy:
         query = scope["query_string"].decode("latin-1")
         target = scope["raw_path"].decode("latin-1") + (f"?{query}" if query else "")
         headers = [(name, value) for name, value in scope["headers"] if name.lower() not in HOP_BY_HOP]
+        sent = httpx2.Headers(headers)
         request = httpx2.Request(
             scope["method"], self._origin + target, headers=headers, content=body, extensions={"timeout": TIMEOUTS}
         )
@@ -135,8 +138,8 @@ class TapProxy:
             target=redact_url(target),
             url=redact_url(self._origin + target),
             http_version=f"HTTP/{scope.get('http_version', '1.1')}",
-            headers=redact_headers(httpx2.Headers(headers)),
-            body=redact_text(body.decode("utf-8", "replace")),
+            headers=redact_headers(sent),
+            body=redact_body(body.decode("utf-8", "replace"), sent.get("content-type", "")),
         )
         try:
             response = await self._transport.handle_async_request(request)
@@ -180,7 +183,8 @@ class TapProxy:
                 if events is not None:
                     events.feed(b"", final=True)
                 else:
-                    self._writer.write("http-body", exchange=number, body=redact_text(_decoded(chunks)))
+                    body = redact_body(_decoded(chunks), upstream_headers.get("content-type", ""))
+                    self._writer.write("http-body", exchange=number, body=body)
                 if group.cancel_scope.cancel_called:
                     error = error or "the client disconnected"
                 self._writer.write("http-end", exchange=number, error=error)

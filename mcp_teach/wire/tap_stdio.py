@@ -9,7 +9,9 @@ message to ``FILE``::
 
 A line that is not JSON is kept as ``{"type": "raw", …, "direction": …, "text": "…"}`` (exact, undecodable
 bytes as ``\\udcXX``), a log line on stderr as ``{"type": "stderr", …, "text": "…"}``, and the server's exit
-as ``{"type": "exit", …, "code": N}``. Key-like strings are redacted in the recording, never on the wire.
+as ``{"type": "exit", …, "code": N}``. Credentials are redacted in the recording, never on the wire
+(:mod:`mcp_teach.wire.redact`): in messages, lines and stderr, and in the recorded command line
+(``--api-key V``, ``--token=V``, ``OPENAI_API_KEY=…``); a private key printed on stderr is hidden line by line.
 :func:`mcp_teach.wire.tap_recording.load_tap` opens the file as a ``Capture``.
 
 Standard library only (plus the course's standard-library modules): a host starts this per connection.
@@ -21,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from mcp_teach.wire.redact import redact_json, redact_text
+from mcp_teach.wire.redact import PEM_BEGIN, PEM_END, REDACTED, redact_argv, redact_json, redact_text
 from mcp_teach.wire.stdio_tap import Stream, run_tap
 from mcp_teach.wire.tap_writer import TapWriter
 
@@ -36,11 +38,12 @@ class MessageRecorder:
 
     def __init__(self, writer: TapWriter) -> None:
         self._writer = writer
+        self._in_private_key = False
 
     def record(self, stream: Stream, line: bytes) -> None:
         text = line.decode("utf-8", "surrogateescape")
         if stream == "stderr":
-            self._writer.write("stderr", ascii_only=True, text=redact_text(text))
+            self._writer.write("stderr", ascii_only=True, text=self._log_line(text))
             return
         try:
             message = json.loads(line)
@@ -51,13 +54,21 @@ class MessageRecorder:
         else:
             self._writer.write("raw", ascii_only=True, direction=DIRECTIONS[stream], text=redact_text(text))
 
+    def _log_line(self, text: str) -> str:
+        """``text`` redacted; the lines of a private key (one record each on stderr) all become ``[REDACTED]``."""
+        if self._in_private_key:
+            self._in_private_key = PEM_END.search(text) is None
+            return REDACTED + "\n"
+        self._in_private_key = PEM_BEGIN.search(text) is not None and PEM_END.search(text) is None
+        return redact_text(text)
+
     def close(self) -> None:
         """Nothing to do: :func:`run_stdio_tap` writes the exit record, then closes the file."""
 
 
 def run_stdio_tap(out: Path, command: list[str]) -> int:
     """Run ``command`` behind the tap, recording into ``out``; return the server's exit code."""
-    writer = TapWriter(out, transport="stdio", command=[redact_text(part) for part in command])
+    writer = TapWriter(out, transport="stdio", command=redact_argv(command))
     try:
         code = run_tap(out, command, recorder=MessageRecorder(writer))
     except OSError as error:  # no such command, not executable

@@ -5,7 +5,9 @@ recording is complete up to the moment a host killed the tap. Every record carri
 ``time`` (wall clock, ISO 8601 UTC, for HAR and for people) and ``at`` (seconds since the tap
 started, for diagrams and timings). The first record (``type: "tap"``) says what was tapped.
 
-Standard library only: the stdio tap is started by a host for every connection and must start fast.
+Standard library only (and the relay's standard-library module): the stdio tap is started by a host for
+every connection and must start fast.
+The file is created 0600 (:func:`~mcp_teach.wire.stdio_tap.open_private`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from mcp_teach.wire.stdio_tap import open_private
 
 #: Version of the record format, in the first record; :func:`~mcp_teach.wire.tap_recording.load_tap` checks it.
 FORMAT_VERSION = 1
@@ -30,7 +34,7 @@ class TapWriter:
     """Appends records to a recording; safe to call from several threads (the stdio relays) at once."""
 
     def __init__(self, path: Path, **header: Any) -> None:
-        self._out = Path(path).open("a", encoding="utf-8")  # noqa: SIM115  (open for the tap's lifetime)
+        self._out = open_private(Path(path), "a", encoding="utf-8")  # open for the tap's lifetime, owner only
         self._lock = threading.Lock()
         self._wall0 = time.time()
         self._start = time.perf_counter()
