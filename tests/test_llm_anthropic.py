@@ -2,7 +2,7 @@
 
 Against the offline teaching model (in process, and ``mcp-teach model serve`` on loopback) the answers are the
 OpenAI side's, word for word. Against a loopback stand-in (Starlette on 127.0.0.1) that answers 401 and 529, the
-errors name the fix and never the key. Provider choice follows ``LLM_PROVIDER`` and seed 001's detection rules.
+errors name the fix and never the key. Provider choice follows ``LLM_PROVIDER`` and the course's detection rules.
 """
 
 from __future__ import annotations
@@ -325,7 +325,7 @@ def test_an_unreachable_server_names_the_base_url(run) -> None:
     assert message.startswith("Cannot reach the LLM at http://127.0.0.1:9") and "ANTHROPIC_BASE_URL" in message
 
 
-# --- Which provider: LLM_PROVIDER and seed 001's detection ----------------------------------------------------
+# --- Which provider: LLM_PROVIDER and the course's detection -------------------------------------------------
 
 
 def test_a_missing_key_is_refused_before_any_request() -> None:

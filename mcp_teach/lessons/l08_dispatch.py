@@ -1,6 +1,6 @@
 """Lesson 08: how a JSON-RPC method reaches its handler in the mcp SDK's low-level ``Server``.
 
-Seed 001 describes mcp 1.x, where ``request_handlers`` was keyed by the Python request *type*
+In mcp 1.x, ``request_handlers`` was keyed by the Python request *type*
 (``request_handlers[ListToolsRequest]``): the message was parsed into the request class whose ``method``
 literal matched, and that class found the handler. mcp 2 keys the table by the method *string*: each
 ``on_*`` argument of ``Server(...)`` becomes ``method -> HandlerEntry(params_type, handler)``. When a request

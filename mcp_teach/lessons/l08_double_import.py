@@ -1,4 +1,4 @@
-"""Lesson 08: seed 001's double-import trap, run for real with ``python -m``, and its fix.
+"""Lesson 08: the double-import trap, run for real with ``python -m``, and its fix.
 
 ``python -m demo.main`` loads ``demo/main.py`` as the module ``__main__``. When ``demo/tools.py`` then does
 ``from demo.main import register_tool``, Python finds no ``demo.main`` in ``sys.modules`` and loads the same

@@ -1,4 +1,4 @@
-"""Lesson 08: what a tool's input schema can say, and the rule it cannot (seed 002, §4.2).
+"""Lesson 08: what a tool's input schema can say, and the rule it cannot (JSON Schema 2020-12).
 
 A rule on one argument fits in JSON Schema: the low-level calculator's ``calculator_divide`` says
 ``"b": {"type": "number", "not": {"const": 0}}``, and a client can check it before it calls. A rule across two

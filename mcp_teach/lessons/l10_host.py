@@ -9,11 +9,11 @@ talks to the router in memory; the router talks to each server over that server'
 What this module adds, because fastmcp does not do it (each is small and said so in the lesson):
 
 - :class:`HostTransport`: sends each stdio server's stderr to a log file (fastmcp's ``StdioMCPServer`` has no
-  ``log_file`` and a Jupyter kernel under nbval has no real stderr, verified-facts "Jupyter"); keeps **which
+  ``log_file`` and a Jupyter kernel under nbval has no real stderr to hand a subprocess); keeps **which
   server failed and why** in :attr:`HostTransport.failures` (fastmcp only logs it); and can put fastmcp's
   ``ResourcesAsTools`` transform on the router, so the model gets resources as two tools (lesson 07).
 - :func:`redacted`: the config with credentials replaced, for printing (the real one holds the class token).
-- :func:`normalize_result`: the seed's result normalisation (``structuredContent`` → ``content`` → ``str``),
+- :func:`normalize_result`: a common result normalisation (``structuredContent`` → ``content`` → ``str``),
   to compare with what fastmcp's ``CallToolResult.data`` gives.
 """
 
@@ -31,7 +31,7 @@ from fastmcp.client.transports import MCPConfigTransport, StdioTransport
 from fastmcp.server.transforms import ResourcesAsTools
 
 from mcp_teach.transports.in_process import PLAIN_LOGS, bounded_log
-from mcp_teach.wire.redact import redact_headers
+from mcp_teach.wire.redact import redact_argv, redact_headers
 
 #: The name of the entry that cannot start: its command does not exist.
 BROKEN_COMMAND = "mcp-teach-weather-not-installed"
@@ -58,7 +58,8 @@ def host_config(calculator: list[str], url: str, token: str, *, allow: list[str]
 
 
 def redacted(config: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``config`` safe to print: header credentials become ``Bearer [REDACTED]``, the virtual
+    """A copy of ``config`` safe to print: header credentials become ``Bearer [REDACTED]``, credential options
+    in ``args`` ``[REDACTED]`` (:func:`~mcp_teach.wire.redact.redact_argv`), the virtual
     environment's folder ``<venv>`` and this Python ``<venv>/python`` (both differ from machine to machine: a
     kernel may run as ``python`` or ``python3``)."""
     safe = copy.deepcopy(config)
@@ -70,7 +71,7 @@ def redacted(config: dict[str, Any]) -> dict[str, Any]:
     for entry in safe.get("mcpServers", {}).values():
         if "command" in entry:
             entry["command"] = local(entry["command"])
-            entry["args"] = [local(arg) for arg in entry.get("args", [])]
+            entry["args"] = redact_argv([local(arg) for arg in entry.get("args", [])])
         if "headers" in entry:
             entry["headers"] = redact_headers(entry["headers"])
     return safe
@@ -110,7 +111,7 @@ class HostTransport(MCPConfigTransport):
 
 
 def normalize_result(result: Any) -> Any:
-    """Seed 000's ``_normalize_mcp_result``: what a host hands on as "the result" of a ``tools/call``.
+    """A common host-side normalisation: what a host hands on as "the result" of a ``tools/call``.
 
     1. ``structuredContent``, if the result has it (unwrapped from fastmcp's ``{"result": ...}`` wrapper);
     2. else the ``content`` blocks: ``text`` as it is, an image's or audio's ``data`` and an embedded

@@ -8,7 +8,7 @@ code talks to that provider instead.
 :func:`anthropic_client` does the same for Anthropic's Messages API: a real
 ``anthropic.AsyncAnthropic`` into the same app (its ``/v1/messages``), or the provider
 that ``ANTHROPIC_BASE_URL``/``ANTHROPIC_API_KEY`` name. :func:`llm_client` picks the API
-by ``Settings.llm_provider`` (``LLM_PROVIDER``, or seed 001's detection rules).
+by ``Settings.llm_provider`` (``LLM_PROVIDER``, or the course's detection rules).
 """
 
 from __future__ import annotations
