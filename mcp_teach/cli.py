@@ -123,6 +123,39 @@ def serve_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def class_tokens(args: argparse.Namespace) -> int:
+    """Print each student's own token for the class server whose secret is ``MCP_AUTH_TOKEN``."""
+    from mcp_teach.config import TOKEN_RULE, TOKEN_VARIABLE
+    from mcp_teach.servers.student_tokens import student_token
+
+    secret = load_settings().mcp_auth_token
+    if not secret:
+        print(
+            f"mcp-teach class-tokens: set {TOKEN_VARIABLE} to the class secret first (the one 'mcp-teach serve' "
+            f"is started with; {TOKEN_RULE})",
+            file=sys.stderr,
+        )
+        return 2
+    names = list(args.names)
+    if args.roster is not None:
+        try:
+            lines = args.roster.read_text(encoding="utf-8").splitlines()
+        except OSError as error:
+            print(f"mcp-teach class-tokens: cannot read the roster {args.roster}: {error.strerror}", file=sys.stderr)
+            return 2
+        names += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
+    if not names:
+        print("mcp-teach class-tokens: name the students, or pass --roster FILE (one name a line)", file=sys.stderr)
+        return 2
+    try:
+        rows = [f"{name}\t{student_token(secret, name)}" for name in dict.fromkeys(names)]
+    except ValueError as error:
+        print(f"mcp-teach class-tokens: {error}", file=sys.stderr)
+        return 2
+    print("\n".join(rows))
+    return 0
+
+
 TAP_USAGE = (
     "mcp-teach tap --out FILE -- COMMAND [ARGS...]\n"
     "       mcp-teach tap --out FILE --listen 127.0.0.1:PORT --upstream URL"
@@ -209,6 +242,18 @@ def build_parser() -> argparse.ArgumentParser:
     model_serve.add_argument("--port", type=int, default=8001, help="TCP port (default 8001, 0 for any)")
     model_serve.add_argument("--api-key", help="require this key (default: accept any)")
     model_serve.set_defaults(handler=serve_model)
+    tokens_parser = commands.add_parser(
+        "class-tokens",
+        help="print each student's own token for a class server (from the class secret in MCP_AUTH_TOKEN)",
+        description=(
+            "Each student gets their own token, derived from the class secret, so a class server tells students "
+            "apart: their own notes, sessions and rate limit. Prints NAME<TAB>TOKEN, one student a line. Give "
+            "each student only their own token; the class secret itself is the instructor's (admin)."
+        ),
+    )
+    tokens_parser.add_argument("names", nargs="*", help="the students' names (lower-case letters, digits, - and _)")
+    tokens_parser.add_argument("--roster", type=Path, metavar="FILE", help="a file of names, one a line (# comments)")
+    tokens_parser.set_defaults(handler=class_tokens)
     copy_parser = commands.add_parser(
         "student-copy", help="write student versions of the lessons (solutions replaced, exercise outputs cleared)"
     )

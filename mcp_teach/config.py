@@ -10,6 +10,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import time
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -24,6 +25,8 @@ LOOPBACK = "127.0.0.1"
 TOKEN_VARIABLE = "MCP_AUTH_TOKEN"
 #: The folder the notes server keeps its notes in (default: a per-user data folder, see ``servers.notes_store``).
 NOTES_DIR_VARIABLE = "MCP_TEACH_NOTES_DIR"
+#: When the notes server's write tools may run (``HH:MM-HH:MM``, server time).
+WRITE_HOURS_VARIABLE = "MCP_TEACH_WRITE_HOURS"
 #: RFC 6750 ``b64token`` characters, at least 8 (shorter bearer tokens would also escape text redaction).
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9._~+/-]{8,}=*")
 TOKEN_RULE = (
@@ -69,6 +72,8 @@ class Settings:
     anthropic_model: str = OFFLINE_MODEL
     #: ``MCP_TEACH_NOTES_DIR``: where the notes server keeps its notes (None: the per-user default).
     notes_dir: Path | None = None
+    #: ``MCP_TEACH_WRITE_HOURS``: when the notes server's write tools may run, server time (None: its default).
+    write_hours: tuple[time, time] | None = None
 
     @property
     def uses_offline_model(self) -> bool:
@@ -88,7 +93,7 @@ class Settings:
 
     @property
     def llm_provider(self) -> Provider:
-        """Which LLM the course talks to; the first rule that applies (seed 001's detection, offline by default):
+        """Which LLM the course talks to; the first rule that applies (offline by default):
 
         1. ``LLM_PROVIDER=offline|openai|anthropic``: that one;
         2. ``ANTHROPIC_BASE_URL`` set: ``anthropic`` (an Anthropic-compatible server; its key may have any shape);
@@ -198,6 +203,18 @@ def _folder(raw: str) -> Path:
     return Path(raw).expanduser()
 
 
+def _hours(raw: str) -> tuple[time, time]:
+    """``08:00-22:00`` -> (08:00, 22:00); ``24:00`` as the end means to the end of the day."""
+    start, dash, end = raw.partition("-")
+    if not dash:
+        raise ValueError(raw)
+    until = time.max if end.strip() == "24:00" else time.fromisoformat(end.strip())
+    begin = time.fromisoformat(start.strip())
+    if not begin < until:
+        raise ValueError(raw)
+    return begin, until
+
+
 def _http_url(raw: str) -> str:
     if not raw.startswith(("http://", "https://")):
         raise ValueError(raw)
@@ -231,6 +248,10 @@ def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str]
             anthropic_base_url=_parse(values, "ANTHROPIC_BASE_URL", None, _http_url, "an http:// or https:// URL"),
             anthropic_model=_parse(values, "ANTHROPIC_MODEL", OFFLINE_MODEL, str, "a model name"),
             notes_dir=_parse(values, NOTES_DIR_VARIABLE, None, _folder, "a folder path"),
+            write_hours=_parse(
+                values, WRITE_HOURS_VARIABLE, None, _hours, "HH:MM-HH:MM, the start before the end, e.g. 08:00-22:00 "
+                "(00:00-24:00: any time)"
+            ),
         )
     except ConfigError as error:
         where = f" (read from {path})" if path and path.is_file() else ""

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from mcp_teach.config import TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
+from mcp_teach.config import TOKEN_RULE, TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
 from mcp_teach.servers.catalogue import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.options import check_class_mode
@@ -85,8 +85,14 @@ def serve(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise ConfigError(str(error)) from None
     if transport != "stdio" and not _is_loopback(host):
-        unguarded = "" if token else f"; anyone who reaches it may use it unless you set {TOKEN_VARIABLE}"
-        print(f"warning: listening on {host}, reachable from other machines{unguarded}", file=sys.stderr)
+        if not token:
+            raise ConfigError(
+                f"--host {host} makes the server reachable from other machines, and without a class secret anyone "
+                f"who reaches it may use it (the notes server's demo users have public tokens). Set {TOKEN_VARIABLE} "
+                f"to a class secret ({TOKEN_RULE}) and give each student their own token with "
+                "'mcp-teach class-tokens', or listen on 127.0.0.1."
+            )
+        print(f"warning: listening on {host}, reachable from other machines", file=sys.stderr)
     if token:  # a server that maps tokens to users (the notes server) reads it there, in every worker process
         os.environ[TOKEN_VARIABLE] = token
     run_server(

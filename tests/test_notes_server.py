@@ -25,11 +25,14 @@ from mcp_teach.servers.catalogue import SERVER_NAMES
 from mcp_teach.servers.gates import ManualClock, SlidingWindow, User
 from mcp_teach.servers.notes import DEMO_USERS, build_notes_server
 from mcp_teach.servers.notes_store import NoteNameError, NoteStore, check_note_id, default_notes_dir
+from mcp_teach.servers.student_tokens import student_token
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
 
 ALL_FOUR = ["save_note", "list_notes", "read_note", "delete_note"]
 PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]
+#: Write tools at any hour for servers started from the CLI (their clock is the real one).
+ANY_TIME = {"MCP_TEACH_WRITE_HOURS": "00:00-24:00"}
 ESCAPES = [
     "../../etc/passwd",
     "..",
@@ -49,6 +52,11 @@ ESCAPES = [
     "caf\u00e9",
     "\u2025/etc",
 ]
+
+
+def note_files(folder) -> list[str]:
+    """The names in ``folder`` but the server's own file (its rate-limit counts), which starts with '.'."""
+    return sorted(name for name in os.listdir(folder) if not name.startswith("."))
 
 
 def call(run, lab: NotesLab, user: str, tool: str, **arguments):
@@ -230,7 +238,7 @@ def test_escaping_titles_and_ids_are_refused_over_http_and_nothing_is_written(ru
                     assert result.is_error and "a note id is 1 to 64 characters" in result.content[0].text, bad
 
     run(scenario)
-    assert os.listdir(folder) == [] and outside.read_text() == "untouched"
+    assert note_files(folder) == [] and outside.read_text() == "untouched"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["notes", "outside.txt"]
 
 
@@ -240,7 +248,11 @@ def test_symlinks_in_the_folder_are_never_followed(tmp_path):
     secret.write_text(json.dumps({"title": "s", "owner": "bob", "content": "outside the folder"}))
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "evil.json").symlink_to(secret)
-    for action in (lambda: store.read("evil"), lambda: store.save("evil", "x", "alice"), lambda: store.delete("evil")):
+    for action in (
+        lambda: store.read("evil"),
+        lambda: store.save("evil", "x", "alice"),
+        lambda: store.delete("evil", may_change=lambda owner: True),
+    ):
         with pytest.raises(NoteNameError, match="symbolic link"):
             action()
     assert store.list() == [] and "outside the folder" in secret.read_text()
@@ -259,7 +271,7 @@ def test_no_title_or_id_ever_names_a_path_outside_the_folder(tmp_path, name):
     note = store.save(name, "content", "alice")
     assert store.read(note.note_id).content == "content"
     assert sorted(tmp_path.iterdir()) == [tmp_path / "notes"]
-    store.delete(note.note_id)
+    store.delete(note.note_id, may_change=lambda owner: owner == "alice")
 
 
 def test_a_failed_write_keeps_the_old_note_and_leaves_no_temporary_file(tmp_path, monkeypatch):
@@ -308,6 +320,7 @@ def test_served_from_the_cli_with_the_demo_users(run, cli_server, tmp_path):
     server = cli_server(
         [*PYTHON_M, "--server", "notes", "--transport", "streamable-http", "--port", "0"],
         MCP_TEACH_NOTES_DIR=str(tmp_path),
+        **ANY_TIME,
     )
     tools, text = run(_as, server.url, TOKENS["dave"])
     assert tools == ["list_notes", "read_note"] and text.startswith("Denied by gate 3 (role)")
@@ -315,20 +328,24 @@ def test_served_from_the_cli_with_the_demo_users(run, cli_server, tmp_path):
     assert tools == ALL_FOUR and text == "Saved note 'from the cli' (owner alice, 5 characters)."
     code, stdout, stderr = server.stop(signal.SIGTERM)
     assert code == 0 and stdout == "" and all(token not in stderr for token in DEMO_USERS)
-    assert os.listdir(tmp_path) == ["from the cli.json"]
+    assert note_files(tmp_path) == ["from the cli.json"]
 
 
 @pytest.mark.parametrize("given_as", ["variable", "--token"])
-def test_served_from_the_cli_the_class_token_is_one_student(run, cli_server, tmp_path, given_as):
-    class_token = "class-token-n0tes-Zq81Kd7Y"  # made up for this test
+def test_served_from_the_cli_each_student_is_their_own_user(run, cli_server, tmp_path, given_as):
+    secret = "class-token-n0tes-Zq81Kd7Y"  # made up for this test
     argv = [*PYTHON_M, "--server", "notes", "--transport", "streamable-http", "--port", "0"]
     if given_as == "variable":
-        server = cli_server(argv, MCP_TEACH_NOTES_DIR=str(tmp_path), MCP_AUTH_TOKEN=class_token)
+        server = cli_server(argv, MCP_TEACH_NOTES_DIR=str(tmp_path), MCP_AUTH_TOKEN=secret, **ANY_TIME)
     else:
-        server = cli_server([*argv, "--token", class_token], MCP_TEACH_NOTES_DIR=str(tmp_path))
-    tools, text = run(_as, server.url, class_token)
-    assert tools == ALL_FOUR and text == "Saved note 'from the cli' (owner class, 5 characters)."
-    with pytest.raises(Exception, match=r"401|class token"):
-        run(_as, server.url, TOKENS["carol"])  # the demo table is off when a class token is set
+        server = cli_server([*argv, "--token", secret], MCP_TEACH_NOTES_DIR=str(tmp_path), **ANY_TIME)
+    tools, text = run(_as, server.url, student_token(secret, "ana"))
+    assert tools == ALL_FOUR and text == "Saved note 'from the cli' (owner ana, 5 characters)."
+    tools, text = run(_as, server.url, student_token(secret, "ben"))
+    assert text.startswith("Denied by gate 4 (ownership): student ben may only change their own notes")
+    tools, text = run(_as, server.url, secret)  # the class secret is the instructor, an admin
+    assert text == "Saved note 'from the cli' (owner ana, 5 characters)."
+    with pytest.raises(Exception, match=r"401|class secret"):
+        run(_as, server.url, TOKENS["carol"])  # the demo table is off when a class secret is set
     code, _, stderr = server.stop(signal.SIGTERM)
-    assert code == 0 and class_token not in stderr
+    assert code == 0 and secret not in stderr

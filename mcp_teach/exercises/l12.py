@@ -25,6 +25,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.servers.gates import ANY_TIME
 from mcp_teach.servers.notes import build_notes_server
 from mcp_teach.servers.untrusted import build_untrusted_server
 
@@ -38,13 +39,18 @@ def _text(result: Any) -> str:
 
 async def _try_short_notes(gate: Middleware, folder: Path) -> dict[str, Any]:
     """Save notes of LIMIT and LIMIT + 1 characters through ``gate`` on a fresh notes server; read one back."""
-    server = build_notes_server(notes_dir=folder)
+    server = build_notes_server(notes_dir=folder, write_hours=ANY_TIME)  # the check must pass at any hour
     server.add_middleware(gate)
     async with teaching_client(server) as client:
         fits = await client.call_tool_mcp("save_note", {"title": "fits", "content": "a" * LIMIT})
         too_long = await client.call_tool_mcp("save_note", {"title": "too long", "content": "b" * (LIMIT + 1)})
         read = await client.call_tool_mcp("read_note", {"note_id": "fits"})
-    return {"fits": fits, "too_long": too_long, "read": read, "files": sorted(p.name for p in folder.iterdir())}
+    return {"fits": fits, "too_long": too_long, "read": read, "files": _note_files(folder)}
+
+
+def _note_files(folder: Path) -> list[str]:
+    """The files in ``folder`` but the server's own (the rate-limit counts), whose names start with ``.``."""
+    return sorted(path.name for path in folder.iterdir() if not path.name.startswith("."))
 
 
 @exercise("12.1", answers=("ShortNotes",))

@@ -17,9 +17,10 @@ the user.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-import tempfile
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ import httpx2
 from fastmcp.utilities.logging import temporary_log_level
 
 from mcp_teach.client import teaching_client
+from mcp_teach.lessons.scratch import scratch_folder
 from mcp_teach.servers.gates import DenialStyle, ManualClock
 from mcp_teach.servers.notes import DEMO_USERS, build_notes_server
 from mcp_teach.transports.in_process import serve_http
@@ -54,6 +56,34 @@ class Step:
     def __str__(self) -> str:
         arguments = ", ".join(f"{name}={value!r}" for name, value in self.arguments.items())
         return f"{self.user} -> {self.tool}({arguments})  isError: {str(self.is_error).lower()}\n{self.text}"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+@dataclass(frozen=True)
+class Race:
+    """Concurrent ``save_note`` calls by two users to one new title, and what they did to the note."""
+
+    saves: int
+    confirmed: dict[str, int]
+    refused: dict[str, int]
+    owner: str
+    content_from: str
+    #: Confirmations that told the caller the note was theirs while another user owns it, or vice versa.
+    wrong_owner_answers: int
+
+    def __str__(self) -> str:
+        """What holds whoever wins (the first save), so the text is the same on every run."""
+        other = next(user for user in self.confirmed if user != self.owner)
+        by_owner, by_other = self.confirmed[self.owner], self.confirmed[other]
+        return (
+            f"{self.saves} saves at once, alternating two users: {by_owner + by_other} confirmed, "
+            f"{by_other} of them to the user who does not own the note; {sum(self.refused.values())} refused, "
+            f"{self.refused[self.owner]} of them to the owner\n"
+            f"the note's text was written by its owner: {self.content_from == self.owner}; "
+            f"answers that named the wrong owner: {self.wrong_owner_answers}"
+        )
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -91,7 +121,7 @@ def _user_token(user: str) -> str:
 class NotesLab:
     """The notes server of lesson 12 with the demo users, a fresh folder and a clock the lesson moves.
 
-    ``denials`` ``"tool-error"`` (``isError: true``, the spec's) or ``"text"`` (``isError: false``, seed 001's);
+    ``denials`` ``"tool-error"`` (``isError: true``, the spec's) or ``"text"`` (``isError: false``, plain text);
     ``calls_per_minute`` small, so the rate limit shows in a few calls.
     """
 
@@ -99,7 +129,7 @@ class NotesLab:
         self, *, denials: DenialStyle = "tool-error", calls_per_minute: int = 5, folder: Path | None = None
     ) -> None:
         self.clock = ManualClock()
-        self.folder = folder or Path(tempfile.mkdtemp(prefix="mcp-teach-l12-notes-"))
+        self.folder = folder or scratch_folder("notes")
         self.server = build_notes_server(
             users=DEMO_USERS,
             notes_dir=self.folder,
@@ -125,6 +155,36 @@ class NotesLab:
         text = "\n".join(getattr(block, "text", "") for block in result.content)
         return Step(user, tool, arguments, result.is_error, text, capture.capture)
 
+    async def race(self, title: str, saves: int = 40, users: tuple[str, str] = ("alice", "bob")) -> Race:
+        """``saves`` ``save_note(title)`` calls at once over streamable HTTP, alternating the two ``users``, each
+        user on their own connection; then the note as it is (read as carol, an admin)."""
+        with quiet_logs():
+            async with serve_http(server=self.server) as url, contextlib.AsyncExitStack() as stack:
+                clients = {
+                    user: await stack.enter_async_context(teaching_client(url, auth=_user_token(user)))
+                    for user in (*users, "carol")
+                }
+                callers = [users[number % 2] for number in range(saves)]
+                answers = await asyncio.gather(
+                    *(
+                        clients[user].call_tool_mcp("save_note", {"title": title, "content": f"by {user}"})
+                        for user in callers
+                    )
+                )
+                note = await clients["carol"].call_tool_mcp("read_note", {"note_id": title.lower()})
+        owner = re.search(r"\(owner (\w+)\)", note.content[0].text).group(1)
+        confirmed = dict.fromkeys(users, 0)
+        refused = dict.fromkeys(users, 0)
+        wrong = 0
+        for user, answer in zip(callers, answers, strict=True):
+            text = answer.content[0].text
+            if answer.is_error:
+                refused[user] += 1
+                continue
+            confirmed[user] += 1
+            wrong += f"(owner {owner}," not in text or user != owner
+        return Race(saves, confirmed, refused, owner, note.content[0].text.rpartition("by ")[2], wrong)
+
     async def without_token(self, token: str | None = None) -> HttpAnswer:
         """Gate 1: POST ``tools/list`` with no token (or a ``token`` no user has): 401 before any JSON-RPC runs."""
         post = modern_post("tools/list")
@@ -136,5 +196,6 @@ class NotesLab:
         return HttpAnswer(response.status_code, response.headers.get("www-authenticate"), response.text)
 
     def files(self) -> list[str]:
-        """The names in the notes folder, to show that nothing else was written."""
-        return sorted(path.name for path in self.folder.iterdir())
+        """The names in the notes folder, to show that nothing else was written; the server's own file (its
+        rate-limit counts) starts with ``.``, which no note id may, and is left out."""
+        return sorted(path.name for path in self.folder.iterdir() if not path.name.startswith("."))

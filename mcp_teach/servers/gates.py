@@ -1,4 +1,4 @@
-"""Seed 001's four permission gates ("权限层"), as fastmcp parts any course server can put in front of its tools.
+"""Four permission gates, one behind the other, as fastmcp parts any course server can put in front of its tools.
 
 1. **The transport authenticates** (:class:`UserTokens`, :func:`current_user`): every HTTP request carries
    ``Authorization: Bearer <token>``; fastmcp's own auth (``FastMCP(auth=...)``) checks it and answers 401 with
@@ -23,8 +23,8 @@
    and change only their own notes; ``readonly`` reads every note and changes none; ``admin`` touches all.
    Hiding a tool (gate 2) is no protection on its own: a client may call a tool it was never shown.
 
-**Denials.** Seed 001 answers a denial as an ordinary result (``isError: false``) "so the agent carries on"
-(``denials="text"``). The specification separates protocol errors (JSON-RPC errors: unknown tool, malformed
+**Denials.** Many servers answer a denial as an ordinary result (``isError: false``) so that the agent carries
+on (``denials="text"``). The specification separates protocol errors (JSON-RPC errors: unknown tool, malformed
 request) from tool execution errors, "reported in tool results with ``isError: true``" and carrying "actionable
 feedback that language models can use to self-correct", which clients "SHOULD provide ... to language models"
 (2026-07-28, server/tools, Error Handling). A refused call is neither malformed nor unknown: it is a business-
@@ -43,7 +43,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, time, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from fastmcp.server.auth import AccessToken, TokenVerifier
 from fastmcp.server.dependencies import get_access_token, get_http_request
@@ -101,6 +101,16 @@ class WriteHours:
         return f"from {self.start:%H:%M} to {self.end:%H:%M} (server time)"
 
 
+class RateWindow(Protocol):
+    """What gate 3 counts calls with: :class:`SlidingWindow` in one process, or one shared by several."""
+
+    def admit(self, who: str) -> float | None: ...
+
+
+#: Write tools at any hour: for a cell or a check that is about something else than the time window.
+ANY_TIME = WriteHours(time(0, 0), time.max)
+
+
 @dataclass
 class SlidingWindow:
     """At most ``limit`` calls per user in any ``seconds`` long window (not per calendar minute)."""
@@ -156,7 +166,7 @@ class Policy:
         return [role for role, tools in self.tools_by_role.items() if tool in tools]
 
     def deny(self, text: str) -> ToolResult:
-        """A refusal in the chosen style: ``isError: true`` (the spec's) or ``false`` (seed 001's)."""
+        """A refusal in the chosen style: ``isError: true`` (the spec's) or ``false`` (plain text)."""
         return ToolResult(content=text, is_error=self.denials == "tool-error")
 
 
@@ -252,10 +262,11 @@ class CallPermission(Gate):
     """Gate 3: the role may call the tool, the user is within the rate limit, a write tool is within its hours."""
 
     clock: Clock = datetime.now
-    window: SlidingWindow | None = None
+    window: RateWindow | None = None
 
     def __post_init__(self) -> None:
-        self.window = SlidingWindow(self.policy.calls_per_minute, self.clock)
+        if self.window is None:
+            self.window = SlidingWindow(self.policy.calls_per_minute, self.clock)
 
     async def on_call_tool(self, context: MiddlewareContext, call_next: Any) -> Any:
         user, tool, policy = self.user(), context.message.name, self.policy
@@ -318,13 +329,22 @@ class ResourcePermission(Gate):
 
 
 def install_gates(
-    server: Any, policy: Policy, *, clock: Clock, owner_of: Callable[[str], str | None], local_user: User | None
+    server: Any,
+    policy: Policy,
+    *,
+    clock: Clock,
+    owner_of: Callable[[str], str | None],
+    local_user: User | None,
+    window: RateWindow | None = None,
 ) -> None:
-    """Put the gates in front of ``server``'s tools, in order: 1 who, 2 which tools, 3 which calls, 4 which notes."""
+    """Put the gates in front of ``server``'s tools, in order: 1 who, 2 which tools, 3 which calls, 4 which notes.
+
+    ``window`` counts the calls for the rate limit (default: in this process only).
+    """
     for gate in (
         Authenticated(policy, local_user),
         ToolVisibility(policy, local_user),
-        CallPermission(policy, local_user, clock=clock),
+        CallPermission(policy, local_user, clock=clock, window=window),
         ResourcePermission(policy, local_user, owner_of=owner_of),
     ):
         server.add_middleware(gate)

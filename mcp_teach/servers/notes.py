@@ -1,4 +1,4 @@
-"""The notes server of lesson 12: four tools over a folder of notes, behind seed 001's four permission gates.
+"""The notes server of lesson 12: four tools over a folder of notes, behind four permission gates.
 
 ``save_note(title, content)``, ``list_notes()``, ``read_note(note_id)``, ``delete_note(note_id)`` over a
 :class:`~mcp_teach.servers.notes_store.NoteStore` (the folder ``MCP_TEACH_NOTES_DIR``, by default a per-user data
@@ -9,11 +9,11 @@ own notes; ``readonly`` ``list_notes`` and ``read_note`` on every note.
 
 **Users from a terminal** (``mcp-teach serve --server notes --transport streamable-http``):
 
-- with ``MCP_AUTH_TOKEN`` set (the class token), that token is the one user ``class``, role ``student``: today's
-  class token is gate 1 with one role. The transport's class-token check (:mod:`mcp_teach.transports.
-  class_token`) and this server's both accept it. Set the variable, not only ``--token``: the server is built
-  without seeing the command line, so a token given only as ``--token`` passes the transport but names no user
-  here and is refused with a 401.
+- with ``MCP_AUTH_TOKEN`` set (the class secret), each student has their own token derived from it
+  (:mod:`.student_tokens`, printed by ``mcp-teach class-tokens``): the student's name is the user (role
+  ``student``), and the secret itself is the user ``instructor`` (role ``admin``). One shared token would make the
+  whole class one user, able to read and delete each other's notes. ``mcp-teach serve --token`` sets the
+  variable for the server it builds.
 - without it, the demo table :data:`DEMO_USERS`: ``alice`` and ``bob`` (students), ``carol`` (admin), ``dave``
   (readonly), with tokens that are public on purpose (``demo-alice-token-not-a-secret``...): for a loopback
   server in a lesson only.
@@ -34,7 +34,7 @@ from os import PathLike
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
-from fastmcp.server.auth import AuthProvider
+from fastmcp.server.auth import AuthProvider, TokenVerifier
 from fastmcp.tools.base import ToolResult
 
 from mcp_teach.config import load_settings
@@ -49,7 +49,18 @@ from mcp_teach.servers.gates import (
     current_user,
     install_gates,
 )
-from mcp_teach.servers.notes_store import ID_RULE, Note, NoteError, NoteNotFound, NoteStore
+from mcp_teach.servers.notes_store import (
+    ID_RULE,
+    MayChange,
+    Note,
+    NoteError,
+    NoteNotFound,
+    NoteOwned,
+    NoteStore,
+)
+from mcp_teach.servers.rate_limits import FILE_NAME as RATE_LIMITS_FILE
+from mcp_teach.servers.rate_limits import SharedSlidingWindow
+from mcp_teach.servers.student_tokens import StudentTokens
 
 SERVER_NAME = "mcp-teach-notes"
 SERVER_VERSION = "1.0.0"
@@ -61,13 +72,11 @@ READ_TOOLS = frozenset({"list_notes", "read_note"})
 WRITE_TOOLS = frozenset({"save_note", "delete_note"})
 ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 ROLES: dict[str, frozenset[str]] = {"admin": ALL_TOOLS, "student": ALL_TOOLS, "readonly": READ_TOOLS}
-#: Seed 001's limits: 30 calls a minute, writes in the day only.
+#: The limits: 30 calls a minute, writes in the day only.
 DEFAULT_CALLS_PER_MINUTE = 30
 DEFAULT_WRITE_HOURS = WriteHours(time(8, 0), time(22, 0))
 #: Who calls over stdio or in memory, where there is no bearer token: the user who started the server.
 LOCAL_USER = User("local", "admin")
-#: The class token's user when the server is started from a terminal with MCP_AUTH_TOKEN.
-CLASS_USER = User("class", "student")
 #: Public demo tokens (loopback lessons only; obviously not secrets) -> users.
 DEMO_USERS: dict[str, User] = {
     "demo-alice-token-not-a-secret": User("alice", "student"),
@@ -96,10 +105,16 @@ def notes_policy(
     )
 
 
-def terminal_users() -> dict[str, User]:
-    """The users of a server started from a terminal: the class token as ``class`` (student), else the demo table."""
-    token = load_settings().mcp_auth_token
-    return {token: CLASS_USER} if token else dict(DEMO_USERS)
+def configured_write_hours() -> WriteHours:
+    """``MCP_TEACH_WRITE_HOURS`` (an evening class sets ``08:00-23:30``), else 08:00-22:00."""
+    hours = load_settings().write_hours
+    return WriteHours(*hours) if hours else DEFAULT_WRITE_HOURS
+
+
+def terminal_auth() -> TokenVerifier:
+    """Gate 1 of a server started from a terminal: students' own tokens from the class secret, else the demo table."""
+    secret = load_settings().mcp_auth_token
+    return StudentTokens(secret) if secret else UserTokens(DEMO_USERS, known_roles=list(ROLES))
 
 
 def _refused(error: Exception) -> ToolResult:
@@ -121,26 +136,27 @@ def build_notes_server(
     clock: Clock = datetime.now,
     denials: DenialStyle = "tool-error",
     calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
-    write_hours: WriteHours = DEFAULT_WRITE_HOURS,
+    write_hours: WriteHours | None = None,
     local_user: User | None = LOCAL_USER,
 ) -> FastMCP:
     """A fresh notes server behind the four gates (see the module docstring for every option).
 
     ``auth`` (a fastmcp auth provider) or ``users`` (bearer token -> user) authenticate HTTP requests; with
-    neither, :func:`terminal_users`. ``denials``: ``"tool-error"`` (``isError: true``, the spec's) or ``"text"``
-    (``isError: false``, seed 001's); :mod:`.gates` says why the default.
+    neither, :func:`terminal_auth`. ``denials``: ``"tool-error"`` (``isError: true``, the spec's) or ``"text"``
+    (``isError: false``, plain text); :mod:`.gates` says why the default.
     """
     if auth is not None and users is not None:
         raise ValueError("pass auth= (a fastmcp auth provider) or users= (token -> User), not both")
     if store is not None and notes_dir is not None:
         raise ValueError("pass notes_dir= or store=, not both")
     store = store or NoteStore(notes_dir)
+    write_hours = write_hours or configured_write_hours()
     policy = notes_policy(calls_per_minute=calls_per_minute, write_hours=write_hours, denials=denials)
     server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
         version=SERVER_VERSION,
-        auth=auth or UserTokens(terminal_users() if users is None else users, known_roles=list(ROLES)),
+        auth=auth or (terminal_auth() if users is None else UserTokens(users, known_roles=list(ROLES))),
     )
 
     def caller() -> User:
@@ -149,21 +165,41 @@ def build_notes_server(
             raise ToolError("This request names no user.")
         return user
 
+    def may_change(user: User) -> MayChange:
+        """Gate 4's rule for the store, which applies it under its lock: a damaged note (owner None) only for the
+        roles that may change every note."""
+        return lambda owner: user.role in policy.change_all_roles if owner is None else policy.may_change(user, owner)
+
     def save_note(title: str, content: str) -> str | ToolResult:
         """Save a note under a title (its id is the title in lower case); saving an existing title replaces it."""
+        user = caller()
         try:
-            note = store.save(title, content, owner=caller().name)
+            note = store.save(title, content, owner=user.name, may_change=may_change(user))
+        except NoteOwned as error:  # gate 4's refusal, decided again where it cannot race
+            return policy.deny(str(error))
         except NoteError as error:
             return _refused(error)
         return f"Saved note {note.note_id!r} (owner {note.owner}, {len(note.content)} characters)."
 
-    def list_notes() -> str:
-        """List the notes you may read: id, title and owner of each."""
+    def list_notes() -> str | ToolResult:
+        """List the notes you may read: id, title and owner of each, and which files were skipped as no notes."""
         user = caller()
-        notes = [note for note in store.list() if policy.may_read(user, note.owner)]
-        if not notes:
-            return f"No notes that {user.name} may read yet. save_note creates one."
-        return f"Notes {user.name} may read ({len(notes)}):\n" + "\n".join(_line(note) for note in notes)
+        try:
+            listing = store.scan()
+        except NoteError as error:
+            return _refused(error)
+        notes = [note for note in listing.notes if policy.may_read(user, note.owner)]
+        if notes:
+            text = f"Notes {user.name} may read ({len(notes)}):\n" + "\n".join(_line(note) for note in notes)
+        else:
+            text = f"No notes that {user.name} may read yet. save_note creates one."
+        if listing.skipped:
+            count = len(listing.skipped)
+            text += (
+                f"\nSkipped {count} {'file' if count == 1 else 'files'} in the notes folder that are not notes this "
+                f"server wrote: {', '.join(map(repr, listing.skipped))}. read_note on one says why and what to do."
+            )
+        return text
 
     def read_note(note_id: str) -> str | ToolResult:
         """Read one note by its id (list_notes shows the ids)."""
@@ -175,10 +211,15 @@ def build_notes_server(
 
     def delete_note(note_id: str) -> str | ToolResult:
         """Delete one note by its id."""
+        user = caller()
         try:
-            note = store.delete(note_id)
+            note = store.delete(note_id, may_change=may_change(user))
+        except NoteOwned as error:
+            return policy.deny(str(error))
         except (NoteError, NoteNotFound) as error:
             return _refused(error)
+        if note is None:  # the id was checked by the store, so it is the file's name
+            return f"Deleted the damaged file of the note {note_id.lower()!r}."
         return f"Deleted note {note.note_id!r} (owner {note.owner})."
 
     descriptions = {
@@ -189,5 +230,7 @@ def build_notes_server(
     }
     for function, description in descriptions.items():
         server.tool(function, description=description, output_schema=None)
-    install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=local_user)
+    # One rate limit for every worker process serving this folder (a class server with --workers).
+    window = SharedSlidingWindow(policy.calls_per_minute, clock, store.folder / RATE_LIMITS_FILE)
+    install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=local_user, window=window)
     return server

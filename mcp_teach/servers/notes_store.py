@@ -9,32 +9,61 @@ symbolic link is refused (opened with ``O_NOFOLLOW`` where the system has it): a
 cannot lead a read or a write outside. An allowlist, not a blocklist of bad sequences: there are too many
 spellings of ``..`` (``%2e%2e``, ``..\\``, Unicode look-alikes) to list them all.
 
+**Only files this server wrote are notes.** A note is opened with ``O_NOFOLLOW`` and ``O_NONBLOCK`` and checked
+with ``fstat`` on the open file (not on the name, which could change in between): it must be a regular file with
+one link. A hard link could be another name for a file outside the folder, and a FIFO (named pipe) would make
+every reader wait for a writer that never comes. A file that is not UTF-8 JSON with a text title, owner and content
+is :class:`NoteDamaged`: reported and skipped by :meth:`NoteStore.scan`, never saved over (only deleted), and
+the message names the id, not the parser's complaint.
+
+**Ownership is decided once, atomically, in the store.** The owner is the user who first saved the note and never
+changes. The gates (:mod:`.gates`) check ownership before a tool runs, but two saves of a new title both pass that
+check while the note does not exist yet; so :meth:`NoteStore.save` and :meth:`NoteStore.delete` check again with
+the caller's permission (``may_change``), under the store's lock, held from reading the owner to the rename or
+unlink. The lock is ``flock`` on the folder itself (POSIX), so it holds across the worker processes of one
+server and needs no file of its own; where ``fcntl`` is missing (Windows) it is a lock in this process only,
+and several processes on one folder are not kept apart there.
+
 Writes are atomic: the note goes to a temporary file in the same folder, is flushed to disk (``fsync``) and then
 renamed over the old one (``os.replace``, atomic on POSIX and Windows), so a crash mid-write leaves the old note
-whole. Temporary files start with ``.``, which no note id may, so they are never listed or read as notes.
-
-Each note records its owner, the user who first saved it; the server's gates (:mod:`.gates`) decide who may
-touch it.
+whole. Temporary files start with ``.``, which no note id may, so they are never listed or read as notes; since
+they exist only while the lock is held, those of a killed write are removed, under the lock, when a store first
+opens the folder. Other files starting with ``.`` (the server's rate-limit counts) are never listed or removed.
+Errors from the system name the note and the system's reason, never a path.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
-from dataclasses import asdict, dataclass
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mcp_teach.config import load_settings
+
+try:
+    import fcntl
+except ImportError:  # Windows: the lock is this process's only (see the module docstring)
+    fcntl = None  # type: ignore[assignment]
 
 #: The longest note title or id (file systems allow 255 bytes; leave room for the suffix and stay readable).
 MAX_ID_LENGTH = 64
 #: The largest note content, in characters: a note is a note, not a place to park a file.
 MAX_CONTENT_LENGTH = 20_000
 SUFFIX = ".json"
+#: What a write in progress is called; any such file seen while holding the lock is left from a killed write.
+TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".tmp-", ".part"
+#: How long a save or delete waits for another one's lock before it gives up (a write takes milliseconds).
+LOCK_SECONDS = 10.0
 #: Letters, digits, space, ``-``, ``_``, ``.``; first a letter or digit; last not a space or ``.`` (Windows drops them).
 _ID_SHAPE = re.compile(rf"[A-Za-z0-9](?:[A-Za-z0-9 _.-]{{0,{MAX_ID_LENGTH - 2}}}[A-Za-z0-9_-])?")
 #: Device names Windows reserves in every folder, with any extension (``con.json`` is the console).
@@ -46,6 +75,12 @@ ID_RULE = (
     "or digit and not ending with a space or '.'; no '/', '\\' or '..' path parts, and not a Windows device name "
     "such as CON or NUL. For example 'shopping list' or 'week-3_plan'"
 )
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+#: One lock per process, around the folder's: threads of one process take turns here, processes at ``flock``.
+_PROCESS_LOCK = threading.Lock()
+
+#: Whether the caller may change a note owned by this user; None for a damaged note, whose owner is unknown.
+MayChange = Callable[[str | None], bool]
 
 
 class NoteError(ValueError):
@@ -54,6 +89,21 @@ class NoteError(ValueError):
 
 class NoteNameError(NoteError):
     """A note title or id that could not name a file inside the notes folder; the message says what is allowed."""
+
+
+class NoteOwned(NoteError):
+    """The note belongs to someone the caller may not change notes of; the message says who and what is allowed."""
+
+
+class NoteDamaged(NoteError):
+    """The note's file is not a note this server wrote; the message names the id and says what to do."""
+
+
+class NoteStorageError(NoteError, OSError):
+    """The system refused a read or write; the message names the note and the reason, never a path.
+
+    Also an ``OSError``, so callers that catch those still do.
+    """
 
 
 class NoteNotFound(LookupError):
@@ -68,6 +118,15 @@ class Note:
     title: str
     owner: str
     content: str
+
+
+@dataclass
+class Listing:
+    """What :meth:`NoteStore.scan` found: the readable notes, and the ids of note files it skipped (damaged,
+    links, FIFOs), so that a refusal to read them is not silent."""
+
+    notes: list[Note] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
 
 
 def default_notes_dir() -> Path:
@@ -104,16 +163,162 @@ def check_note_id(value: object, what: str = "note id") -> str:
     return note_id
 
 
+def _note_id_of(file_name: str) -> str | None:
+    """The id a file in the folder is the note of, or None for any other file (temporary, hidden, another case)."""
+    if not file_name.endswith(SUFFIX):
+        return None
+    stem = file_name[: -len(SUFFIX)]
+    try:
+        return stem if check_note_id(stem) == stem else None
+    except NoteNameError:
+        return None
+
+
+def _reason(error: OSError) -> str:
+    """What the system said, without the file name: ``strerror``, or the text of an OSError raised with only one."""
+    return error.strerror or str(error.args[0] if error.args else type(error).__name__)
+
+
+@contextlib.contextmanager
+def _reported(failure: str) -> Iterator[None]:
+    """Turn an ``OSError`` into :class:`NoteStorageError` ``"<failure>: <reason>."``: a client never sees a path."""
+    try:
+        yield
+    except NoteError:
+        raise
+    except OSError as error:
+        raise NoteStorageError(f"{failure}: {_reason(error)}.") from error
+
+
+def _busy() -> NoteError:
+    """The refusal when the lock stays taken: a writer elsewhere is stuck, and waiting longer would hang the call."""
+    return NoteError(
+        f"The notes folder is busy: another save or delete held it for {LOCK_SECONDS:.0f} seconds. Try again."
+    )
+
+
+@contextlib.contextmanager
+def _folder_lock(root: Path) -> Iterator[None]:
+    """Hold the store's lock on ``root``: threads of this process one at a time, then ``flock`` for other processes.
+
+    Waits at most :data:`LOCK_SECONDS`, so a stuck writer elsewhere makes a refusal, not a hang.
+    """
+    deadline = time.monotonic() + LOCK_SECONDS
+    if not _PROCESS_LOCK.acquire(timeout=LOCK_SECONDS):
+        raise _busy()
+    try:
+        if fcntl is None:
+            yield
+            return
+        descriptor = os.open(root, os.O_RDONLY)
+        try:
+            _flock_by(descriptor, deadline)
+            yield  # closing the descriptor releases the flock
+        finally:
+            os.close(descriptor)
+    finally:
+        _PROCESS_LOCK.release()
+
+
+def _flock_by(descriptor: int, deadline: float) -> None:
+    """Take an exclusive ``flock`` on ``descriptor``, polling until ``deadline`` (``flock`` itself has no timeout)."""
+    while True:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise _busy() from None
+            time.sleep(0.002)
+
+
+def _remove_leftovers(root: Path) -> None:
+    """Remove the temporary files of writes that were killed; only call it holding the lock (no write is live)."""
+    for leftover in root.glob(f"{TEMPORARY_PREFIX}*{TEMPORARY_SUFFIX}"):
+        with contextlib.suppress(OSError):  # gone already, or a folder someone named so: not ours to remove
+            leftover.unlink()
+
+
+def _not_a_plain_file(note_id: str, info: os.stat_result) -> NoteNameError | None:
+    """Why the open file of ``note_id`` is no note (not a regular file, or more than one link), or None."""
+    if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+        return None
+    if stat.S_ISREG(info.st_mode):
+        what = f"has {info.st_nlink} names (a hard link), and another of them may lie outside the notes folder"
+    else:
+        kind = "named pipe (FIFO)" if stat.S_ISFIFO(info.st_mode) else "folder or special file"
+        what = f"is a {kind}, not a regular file"
+    return NoteNameError(
+        f"The note {_shown(note_id)} {what}, so this server neither reads nor writes it: a note is a regular file "
+        "with one name, written by this server. Choose another title; whoever looks after the notes folder may "
+        "remove the file."
+    )
+
+
+def _read_plain_file(path: Path) -> bytes:
+    """The bytes of ``path`` if it is a regular file with one link, opened without following a link or blocking."""
+    note_id = path.stem
+    try:
+        descriptor = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise NoteNotFound(f"There is no note {_shown(note_id)}. Call list_notes to see the note ids.") from None
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.EMLINK):  # O_NOFOLLOW met a link that appeared after the check
+            raise NoteNameError(
+                f"The note {_shown(note_id)} cannot be opened as a regular file ({error.strerror})."
+            ) from None
+        raise
+    try:
+        refusal = _not_a_plain_file(note_id, os.fstat(descriptor))
+        if refusal is not None:
+            raise refusal
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def _damaged(note_id: str) -> NoteDamaged:
+    """The refusal for a file that is no note: it names the id and what to do, not what the parser found."""
+    return NoteDamaged(
+        f"The file of the note {_shown(note_id)} is not a note this server wrote (a note is UTF-8 JSON with a text "
+        "title, owner and content), so it cannot be read or saved over. Choose another title; an admin may delete "
+        "it with delete_note."
+    )
+
+
+def _parse(note_id: str, data: bytes) -> Note:
+    """The note in ``data``, or :class:`NoteDamaged` (never the parser's own words, which help no one here)."""
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to parse
+        raise _damaged(note_id) from None
+    if not isinstance(record, dict) or not all(isinstance(record.get(key), str) for key in ("title", "content")):
+        raise _damaged(note_id)
+    if not isinstance(record.get("owner"), str) or not record["owner"]:  # an empty owner would match no one
+        raise _damaged(note_id)
+    return Note(note_id=note_id, title=record["title"], owner=record["owner"], content=record["content"])
+
+
 class NoteStore:
     """The notes in one folder (created on first use): save, read, list and delete, each inside the folder only."""
 
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
         self.folder = Path(folder) if folder is not None else default_notes_dir()
+        self._opened = False
 
     def _root(self) -> Path:
-        """The folder, created if missing, as an absolute path with links resolved."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        return self.folder.resolve()
+        """The folder, created if missing, as an absolute path with links resolved; cleaned of leftovers once."""
+        with _reported("The notes folder could not be opened"):
+            self.folder.mkdir(parents=True, exist_ok=True)
+            root = self.folder.resolve()
+            if not self._opened:
+                with _folder_lock(root):
+                    _remove_leftovers(root)
+                self._opened = True
+        return root
 
     def path_for(self, note_id: object) -> Path:
         """The file of ``note_id``, checked to lie directly in the folder and not to be a symbolic link."""
@@ -132,20 +337,15 @@ class NoteStore:
         return self.path_for(note_id).is_file()
 
     def read(self, note_id: object) -> Note:
-        """The note ``note_id``; :class:`NoteNotFound` if there is none."""
+        """The note ``note_id``; :class:`NoteNotFound` if there is none, :class:`NoteDamaged` if it is no note."""
         path = self.path_for(note_id)
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-        try:
-            descriptor = os.open(path, flags)
-        except FileNotFoundError:
-            raise NoteNotFound(f"There is no note {_shown(note_id)}. Call list_notes to see the note ids.") from None
-        except OSError as error:  # ELOOP: a link appeared after the check
-            raise NoteNameError(
-                f"The note {_shown(note_id)} cannot be opened as a regular file ({error.strerror})."
-            ) from None
-        with os.fdopen(descriptor, "rb") as file:
-            data = json.loads(file.read().decode("utf-8"))
-        return Note(note_id=path.stem, title=data["title"], owner=data["owner"], content=data["content"])
+        return self._load(path)
+
+    @staticmethod
+    def _load(path: Path) -> Note:
+        """The note at ``path`` (already checked by :meth:`path_for`); takes no lock, so it may run under one."""
+        with _reported(f"The note {_shown(path.stem)} could not be read"):
+            return _parse(path.stem, _read_plain_file(path))
 
     def owner_of(self, note_id: object) -> str | None:
         """Who owns ``note_id``, or None if there is no such note."""
@@ -153,41 +353,92 @@ class NoteStore:
             return self.read(note_id).owner
         return None
 
-    def list(self, owner: str | None = None) -> list[Note]:
-        """Every note (only ``owner``'s if given), sorted by id; temporary files, links and strays are skipped."""
-        notes = []
-        for path in sorted(self._root().glob("*" + SUFFIX)):
-            try:
-                note = self.read(path.stem)
-            except (NoteNameError, NoteNotFound, ValueError, KeyError, OSError):
-                continue
-            if owner is None or note.owner == owner:
-                notes.append(note)
-        return notes
+    def scan(self) -> Listing:
+        """Every readable note, sorted by id, and the ids of the note files that are not (damaged, links, FIFOs).
 
-    def save(self, title: str, content: str, owner: str) -> Note:
-        """Write the note ``title`` atomically; an existing note keeps its owner. Returns the note as stored."""
+        Files that no note id names (temporary and other hidden files, other suffixes) are neither listed nor
+        counted: they are not notes, and some belong to other parts of the server (the rate-limit counts).
+        """
+        with _reported("The notes folder could not be listed"):
+            names = sorted(entry.name for entry in os.scandir(self._root()))
+        listing = Listing()
+        for note_id in [note_id for note_id in map(_note_id_of, names) if note_id is not None]:
+            try:
+                listing.notes.append(self.read(note_id))
+            except NoteNotFound:  # deleted since the folder was listed
+                continue
+            except NoteError:
+                listing.skipped.append(note_id)
+        return listing
+
+    def list(self, owner: str | None = None) -> list[Note]:
+        """Every readable note (only ``owner``'s if given), sorted by id."""
+        return [note for note in self.scan().notes if owner is None or note.owner == owner]
+
+    def save(self, title: str, content: str, owner: str, may_change: MayChange | None = None) -> Note:
+        """Write the note ``title`` atomically, as ``owner``; returns the note as stored, with its real owner.
+
+        A new note is ``owner``'s; an existing one keeps its owner, and may be changed only if ``may_change(its
+        owner)`` (default: only by ``owner``), else :class:`NoteOwned`. Checked and written under the lock, so no
+        other save or delete, in this process or another, comes in between.
+        """
         path = self.path_for(title)
         if not isinstance(content, str) or len(content) > MAX_CONTENT_LENGTH:
             raise NoteError(f"A note's content must be text of at most {MAX_CONTENT_LENGTH} characters.")
-        note = Note(note_id=path.stem, title=title, owner=self.owner_of(title) or owner, content=content)
-        record = {key: value for key, value in asdict(note).items() if key != "note_id"}
-        write_atomically(path, json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
+        allowed = may_change or (lambda current: current == owner)
+        with _reported(f"The note {_shown(path.stem)} was not saved"), _folder_lock(path.parent):
+            current = self._owner_under_lock(path)
+            if current is not None and not allowed(current):
+                raise NoteOwned(
+                    f"The note {_shown(path.stem)} belongs to {current}, so {owner}'s text was not saved: only its "
+                    "owner, or a role that may change every note, may change it. Choose another title for your "
+                    "note (list_notes shows the notes you may change)."
+                )
+            note = Note(note_id=path.stem, title=title, owner=owner if current is None else current, content=content)
+            record = {key: value for key, value in asdict(note).items() if key != "note_id"}
+            write_atomically(path, json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
         return note
 
-    def delete(self, note_id: object) -> Note:
-        """Remove ``note_id`` and return what it held; :class:`NoteNotFound` if there is none."""
-        note = self.read(note_id)
-        self.path_for(note_id).unlink()
+    def _owner_under_lock(self, path: Path) -> str | None:
+        """The owner of the note at ``path``, or None if there is none yet; a damaged note is refused."""
+        try:
+            return self._load(path).owner
+        except NoteNotFound:
+            return None
+
+    def delete(self, note_id: object, *, may_change: MayChange) -> Note | None:
+        """Remove ``note_id`` if ``may_change(its owner)``; returns what it held (None: it was damaged).
+
+        A damaged note has no owner to read: ``may_change(None)`` decides (give True only to those who may change
+        every note). Checked and removed under the lock, so of two deletes one removes and the other gets
+        :class:`NoteNotFound`.
+        """
+        path = self.path_for(note_id)
+        with _reported(f"The note {_shown(path.stem)} was not deleted"), _folder_lock(path.parent):
+            try:
+                note: Note | None = self._load(path)
+            except NoteDamaged:
+                note = None
+            owner = None if note is None else note.owner
+            if not may_change(owner):
+                if note is None:
+                    raise _damaged(path.stem)
+                raise NoteOwned(
+                    f"The note {_shown(path.stem)} belongs to {note.owner}, so it was not deleted: only its owner, "
+                    "or a role that may change every note, may delete it. Call list_notes to see the notes you "
+                    "may change."
+                )
+            path.unlink()
         return note
 
 
 def write_atomically(path: Path, data: bytes) -> None:
     """Put ``data`` in ``path`` all at once: a temporary file beside it, flushed to disk, renamed over it.
 
-    If anything fails before the rename, ``path`` is as it was and the temporary file is removed.
+    If anything fails before the rename, ``path`` is as it was and the temporary file is removed. Call it holding
+    the store's lock: a temporary file seen without a writer holding the lock is taken for a killed write's.
     """
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=TEMPORARY_PREFIX, suffix=TEMPORARY_SUFFIX)
     try:
         with os.fdopen(descriptor, "wb") as file:
             file.write(data)

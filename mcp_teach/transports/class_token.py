@@ -1,11 +1,18 @@
-"""An optional bearer token for a shared class server.
+"""An optional bearer token for a shared class server: the class secret, or a student's own token.
 
 :class:`ClassTokenMiddleware` sits in front of every HTTP request (streamable
 HTTP ``/mcp``; SSE ``GET /sse`` and ``POST /messages/``) and answers 401 unless
-the request carries ``Authorization: Bearer <token>``. The 401 has an RFC 6750
+the request carries ``Authorization: Bearer <token>`` with the class secret (the
+instructor) or a student token derived from it
+(:mod:`mcp_teach.servers.student_tokens`). The 401 has an RFC 6750
 ``WWW-Authenticate: Bearer`` challenge and a JSON-RPC error body whose message
 says how to send the token (mcp's streamable-HTTP client raises it as the
 ``MCPError``); it never echoes what was sent. Tokens are compared in constant time.
+
+A request that passes names its person in ``scope["user"]``, as an authenticated
+starlette user: the mcp SDK then binds each 2025-11-25 session to the student
+who opened it (another student's ``Mcp-Session-Id`` answers 404), and the
+tools read who is calling with fastmcp's ``get_access_token()``.
 
 Not fastmcp's ``auth=`` (``StaticTokenVerifier`` and friends): its 401 for a
 missing token has an empty body, and the one for a wrong token tells an OAuth
@@ -14,14 +21,14 @@ client to re-register, which is no lesson for a student with a class token.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_teach.config import TOKEN_VARIABLE, check_token
+from mcp_teach.config import TOKEN_VARIABLE
+from mcp_teach.servers.student_tokens import StudentTokens
 
 #: JSON-RPC code of the refusal: the one MCP servers commonly use for "Unauthorized".
 UNAUTHORIZED = -32001
@@ -29,23 +36,21 @@ HOW_TO_AUTHENTICATE = (
     "Send the class token with every request as the header 'Authorization: Bearer <token>'. "
     'In Python: Client(url, auth="<token>") or teaching_client(url, auth="<token>"); '
     f"for 'mcp-teach chat --url URL' and 'mcp-teach demo --url URL' set {TOKEN_VARIABLE}=<token>. "
-    "Your instructor has the token."
+    "Use your own token, from your instructor ('mcp-teach class-tokens' makes one per student)."
 )
 MISSING_TOKEN = "This MCP server needs a class token and the request had none. " + HOW_TO_AUTHENTICATE
-WRONG_TOKEN = "The class token sent is not this server's (check for typos or an old token). " + HOW_TO_AUTHENTICATE
-
-
-def _digest(value: bytes) -> bytes:
-    return hashlib.sha256(value).digest()
+WRONG_TOKEN = (
+    "The token sent is neither this server's class secret nor a student token made from it (check for typos "
+    "or an old token). " + HOW_TO_AUTHENTICATE
+)
 
 
 class ClassTokenMiddleware:
-    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``."""
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, and says whose it is."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        # Only the digest is kept: comparing digests takes the same time whatever the length of the guess.
-        self._expected = _digest(check_token(token).encode("ascii"))
+        self._tokens = StudentTokens(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # lifespan events pass; websockets are not served
@@ -54,7 +59,8 @@ class ClassTokenMiddleware:
         scheme, _, credentials = Headers(scope=scope).get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not credentials.strip():
             response = _unauthorized(MISSING_TOKEN, 'Bearer realm="mcp-teach"')
-        elif hmac.compare_digest(_digest(credentials.strip().encode("latin-1")), self._expected):
+        elif (access := self._tokens.access_token(credentials.strip())) is not None:
+            scope["user"], scope["auth"] = AuthenticatedUser(access), AuthCredentials(access.scopes)
             await self.app(scope, receive, send)
             return
         else:

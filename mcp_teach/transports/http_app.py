@@ -10,8 +10,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_teach.servers.student_tokens import INSTRUCTOR
 from mcp_teach.transports.class_token import ClassTokenMiddleware
 from mcp_teach.transports.http_guard import json_rpc_guard
+from mcp_teach.transports.session_quota import SessionQuota
 
 try:
     import sniffio
@@ -124,13 +126,23 @@ def guarded_http_app(
     """
     loop_known = [Middleware(AsyncLibraryKnown)] if sniffio else []
     token_check = [Middleware(ClassTokenMiddleware, token=token)] if token else []
+    # Sessions only in the handshake era of streamable HTTP with state; each person has their own credential.
+    keeps_sessions = transport == "streamable-http" and not stateless
+    # The instructor (the class secret itself) is not counted: a load test may open a session per client.
+    exempt = frozenset({INSTRUCTOR} if token else ())
+    session_quota = [Middleware(SessionQuota, exempt=exempt)] if keeps_sessions and (token or server.auth) else []
     app = server.http_app(
         path=path,
         transport=transport,
         stateless_http=stateless,
         host_origin_protection="auto",
         allowed_hosts=allowed_hosts(host),
-        middleware=[*loop_known, *token_check, json_rpc_guard(transport, path, stateless)],
+        middleware=[
+            *loop_known,
+            *token_check,
+            *session_quota,
+            json_rpc_guard(transport, path, stateless, authenticated_only=server.auth is not None),
+        ],
     )
     _remember_host_origin_answers(app)
     return app

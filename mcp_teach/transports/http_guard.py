@@ -116,15 +116,26 @@ class JsonRpcGuard:
     """ASGI middleware: check the JSON-RPC message POSTed to ``paths`` before the MCP transport reads it."""
 
     def __init__(
-        self, app: ASGIApp, paths: Iterable[str], limit: int = MAX_MESSAGE_BYTES, sessions: bool = False
+        self,
+        app: ASGIApp,
+        paths: Iterable[str],
+        limit: int = MAX_MESSAGE_BYTES,
+        sessions: bool = False,
+        authenticated_only: bool = False,
     ) -> None:
         self.app = app
         self.paths = {path.rstrip("/") for path in paths}
         self.limit = limit
         self.sessions = sessions  # a legacy request then needs a session: one without any is told how to fix it
+        # With fastmcp's auth, a request without a valid token goes on unread, to fastmcp's 401: a stranger
+        # learns nothing from how its body would have been parsed.
+        self.authenticated_only = authenticated_only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        if self.authenticated_only and not getattr(scope.get("user"), "is_authenticated", False):
             await self.app(scope, receive, send)
             return
         read = await _read_body(scope, receive, self.limit)
@@ -156,11 +167,14 @@ def _refusal(body: bytes, size: int, limit: int, session_scope: Scope | None) ->
     return None if no_era is None else _reply(no_era, 400)
 
 
-def json_rpc_guard(transport: str, path: str, stateless: bool = False) -> Middleware:
+def json_rpc_guard(transport: str, path: str, stateless: bool = False, authenticated_only: bool = False) -> Middleware:
     """The guard for an app built by ``FastMCP.http_app``: SSE takes messages on its message path, not on ``path``.
 
     SSE and stateless streamable HTTP have no sessions to miss (an SSE message URL names its own).
+    ``authenticated_only``: the server has fastmcp auth, which answers the others 401 after this guard.
     """
     message_path = fastmcp.settings.message_path if transport == "sse" else path
     sessions = transport == "streamable-http" and not stateless
-    return Middleware(JsonRpcGuard, paths=[message_path], sessions=sessions)
+    return Middleware(
+        JsonRpcGuard, paths=[message_path], sessions=sessions, authenticated_only=authenticated_only
+    )

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import socket
+import stat
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -30,8 +31,22 @@ from mcp_teach.transports.sockets import bind_socket, server_url
 
 #: How long leaving a :func:`serve_http` block waits for uvicorn's shutdown (2 s of it for open connections).
 STOP_SECONDS = 5.0
+
+
+def user_log_folder() -> Path:
+    """The current user's own folder for logs: ``%LOCALAPPDATA%\\mcp-teach\\logs`` on Windows, else
+    ``$XDG_STATE_HOME/mcp-teach`` (by default ``~/.local/state/mcp-teach``).
+
+    Not the shared temporary folder: there another user could read the log, or plant a link under its
+    well-known name that the next server would write through.
+    """
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "mcp-teach" / "logs"
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "mcp-teach"
+
+
 #: Where stdio servers started by :func:`stdio_transport` write their logs.
-STDIO_LOG = Path(tempfile.gettempdir()) / "mcp-teach-stdio-server.log"
+STDIO_LOG = user_log_folder() / "stdio-server.log"
 #: A log over this size is moved to ``<name>.1`` (replacing the older one) before a server writes to it.
 STDIO_LOG_LIMIT = 1024 * 1024
 #: What a stdio server started here gets in its environment: plain log lines (no rich boxes or colours) in its log.
@@ -39,10 +54,36 @@ PLAIN_LOGS = {"FASTMCP_ENABLE_RICH_LOGGING": "false", "NO_COLOR": "1"}
 
 
 def bounded_log(path: Path = STDIO_LOG) -> Path:
-    """``path``, first moved aside if it has grown past :data:`STDIO_LOG_LIMIT`: every lesson run appends to it."""
+    """``path``, first moved aside if it has grown past :data:`STDIO_LOG_LIMIT` (every lesson run appends to it),
+    then made a private regular file (:func:`private_log`)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(OSError):  # a log that cannot be rotated is still written to
-        if path.stat().st_size > STDIO_LOG_LIMIT:
+        if path.lstat().st_size > STDIO_LOG_LIMIT:
             path.replace(path.with_name(path.name + ".1"))
+    return private_log(path)
+
+
+def private_log(path: Path) -> Path:
+    """Create ``path`` (mode 0600) or check the one there: a regular file, not a symbolic link, made private.
+
+    The server process opens the log by name afterwards; what it finds there is the file checked here.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags, 0o600)
+    except OSError as error:  # ELOOP: a symbolic link; ENXIO: a FIFO nobody reads
+        raise OSError(
+            error.errno,
+            f"the server log {path} cannot be opened as a regular file "
+            f"({error.strerror}): remove it, or pass log_file=",
+        ) from None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(f"the server log {path} is not a regular file: remove it, or pass log_file=")
+        if hasattr(os, "fchmod"):
+            os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
     return path
 
 

@@ -1,0 +1,95 @@
+"""One credential per student on a class server, all derived from the instructor's class secret.
+
+A single shared token makes the whole class one user: everyone may read and delete everyone's notes, end
+everyone's sessions, and use up one rate limit together. Here each student's token is
+``<name>.<HMAC-SHA256(class secret, name)>`` (:func:`student_token`, printed by ``mcp-teach class-tokens``):
+the server checks it by computing the HMAC again, so it needs no roster file and every worker process agrees
+without sharing anything but the secret. A student cannot make a token for another name without the secret
+(HMAC is a pseudo-random function, RFC 2104), and the name travels in the clear so a log can say who called.
+
+The class secret itself stays the instructor's (role ``admin``): students are given their own tokens, never
+the secret. Revoking one student means a new secret and new tokens for all; a roster with per-student random
+tokens would allow revoking one, at the price of a file every worker must read.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+
+from fastmcp.server.auth import AccessToken, TokenVerifier
+
+from mcp_teach.config import check_token
+
+#: A student's name: 1-32 of lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit.
+STUDENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+NAME_RULE = "1 to 32 characters: lower-case letters a-z, digits, '-' and '_', starting with a letter or digit"
+#: The name the class secret itself stands for.
+INSTRUCTOR = "instructor"
+#: What the HMAC is computed over besides the name, so a token made for another purpose never matches.
+_PURPOSE = b"mcp-teach student token v1\x00"
+#: Characters of the URL-safe base64 HMAC kept in a token (32 of them: 192 bits).
+MAC_LENGTH = 32
+
+
+def check_student_name(name: str) -> str:
+    """``name`` if it can be a student's, else ``ValueError`` saying what is allowed."""
+    if not STUDENT_NAME.fullmatch(name):
+        raise ValueError(f"the student name {name!r} is not allowed: a student name is {NAME_RULE}")
+    if name == INSTRUCTOR:
+        raise ValueError(f"{INSTRUCTOR!r} is the class secret's own name: choose another student name")
+    return name
+
+
+def _mac(secret: str, name: str) -> str:
+    digest = hmac.new(secret.encode("utf-8"), _PURPOSE + name.encode("ascii"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii")[:MAC_LENGTH]
+
+
+def student_token(secret: str, name: str) -> str:
+    """The token of student ``name`` on the class server whose secret is ``secret``."""
+    check_token(secret)
+    return f"{check_student_name(name)}.{_mac(secret, name)}"
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.sha256(value.encode("utf-8")).digest()
+
+
+class StudentTokens(TokenVerifier):
+    """Checks a bearer token against one class secret: the secret is the instructor, ``name.mac`` a student.
+
+    The result is an access token whose subject and client id are the person's name (so the SDK binds each
+    2025-11-25 session to the student who opened it) and whose one scope is the role, as an OAuth token's is.
+    Comparisons take the same time however much of a guess is right.
+    """
+
+    def __init__(self, secret: str, student_role: str = "student", instructor_role: str = "admin") -> None:
+        super().__init__()
+        self._secret = check_token(secret)
+        self._secret_digest = _digest(secret)
+        self.student_role, self.instructor_role = student_role, instructor_role
+
+    def identify(self, token: str) -> tuple[str, str] | None:
+        """``(name, role)`` of whoever ``token`` belongs to, or None."""
+        if hmac.compare_digest(_digest(token), self._secret_digest):
+            return INSTRUCTOR, self.instructor_role
+        name, dot, mac = token.partition(".")
+        if not dot or not STUDENT_NAME.fullmatch(name) or name == INSTRUCTOR:
+            return None
+        if hmac.compare_digest(mac.encode("ascii", "replace"), _mac(self._secret, name).encode("ascii")):
+            return name, self.student_role
+        return None
+
+    def access_token(self, token: str) -> AccessToken | None:
+        """The verified token as fastmcp's ``AccessToken``, or None."""
+        found = self.identify(token)
+        if found is None:
+            return None
+        name, role = found
+        return AccessToken(token=token, client_id=name, subject=name, scopes=[role], claims={"sub": name, "role": role})
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return self.access_token(token)
