@@ -562,7 +562,7 @@ def print_comparison(rows: list[Row]) -> None:
 
     Each ratio is the median over the rounds of that round's ratio (range in brackets): rounds of the two
     servers run seconds apart, so what other programs do weighs little. Against plain fastmcp the line
-    ends with the targets of issue 13: calls/s at least x0.95, p99 at most x1.10.
+    ends with the course's targets: calls/s at least x0.95, p99 at most x1.10.
     """
     base_label = PLAIN if any(row.server.plain for row in rows) else CLASSIC
     base = {row.result.era: row for row in rows if row.server.label == base_label}

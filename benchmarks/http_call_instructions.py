@@ -6,7 +6,8 @@ each server runs under ``valgrind --tool=callgrind`` with instrumentation off (`
 connect and warm up, then instrumentation is switched on (``callgrind_control --instr=on``) for ``clients x
 calls`` checked calls only, and the count is dumped. Ours is ``python -m mcp_teach.server --transport
 streamable-http`` (every guard on); plain is ``classroom_load.PLAIN_SERVER`` (fastmcp's ``run()``, the same
-tools). The ratio ours / plain is what issue 13's throughput target bounds (at most about 1 / 0.95 = 1.05).
+tools). The ratio ours / plain is what the throughput target (at least x0.95 of plain fastmcp's calls/s) bounds: at most
+about 1 / 0.95 = 1.05.
 
     python benchmarks/http_call_instructions.py [--clients N] [--calls M]     # ~4 min
 """
