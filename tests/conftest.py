@@ -217,3 +217,10 @@ def no_child_processes_left():
         f"{child.pid} {child.status()} {' '.join(child.cmdline())}" for child in children if child.is_running()
     ]
     assert not children, f"child processes left running: {described}"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The lessons' kernels that nbval and the browser test killed ran no exit code: remove their scratch folders."""
+    from mcp_teach.lessons.scratch import remove_abandoned
+
+    remove_abandoned()
