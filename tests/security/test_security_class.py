@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import stat
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -126,6 +127,28 @@ def test_each_student_has_their_own_rate_limit_across_workers(run, cli_server, t
     assert (len(answers) - len(refused), len(refused)) == (30, 15)  # one window for both worker processes
     assert all("Denied by gate 3 (rate limit): student ana made 30" in _text(answer) for answer in refused)
     assert not bens["isError"]  # ana's calls used up ana's limit only
+
+
+COUNT_CALLS = """
+import sys
+from datetime import datetime
+from pathlib import Path
+from mcp_teach.servers.rate_limits import SharedSlidingWindow
+window = SharedSlidingWindow(30, datetime.now, Path(sys.argv[1]))
+print(sum(window.admit("ana") is None for _ in range(25)))
+"""
+
+
+def test_two_processes_share_one_rate_limit(tmp_path):
+    """What the workers of one server do, without the kernel's choice of worker: two processes, one window."""
+    database = tmp_path / ".rate-limits.sqlite3"
+    workers = [
+        subprocess.Popen([sys.executable, "-c", COUNT_CALLS, str(database)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    admitted = [int(worker.communicate(timeout=HANG_TIMEOUT)[0]) for worker in workers]
+    assert sum(admitted) == 30, admitted  # 50 asked for; windows kept per process would allow all 50
+    assert stat.S_IMODE(database.stat().st_mode) == 0o600
 
 
 def test_a_loop_of_initialize_cannot_lock_other_students_out(run, cli_server):
