@@ -92,6 +92,23 @@ def _command_name(command: Sequence[str]) -> str:
     return " ".join(words)
 
 
+def printed_so_far(stderr: IO[bytes]) -> str:
+    """What the process has written to ``stderr`` so far.
+
+    Read at explicit offsets (``os.pread``), not after a ``seek``: the process writes through the same open file,
+    whose offset both share, so a seek to the start would make its next write land there, over what it had
+    written before (seen once as a banner with its first words gone).
+    """
+    if not hasattr(os, "pread"):  # Windows: no shared-offset reads; the race stays possible there
+        stderr.seek(0)
+        return stderr.read().decode("utf-8", "replace")
+    chunks, offset = [], 0
+    while chunk := os.pread(stderr.fileno(), 1 << 16, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def start_console(
     command: Sequence[str], ready: re.Pattern[str], *, timeout: float = 30.0
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
@@ -105,8 +122,7 @@ def start_console(
     deadline = time.monotonic() + timeout
     try:
         while True:
-            stderr.seek(0)
-            printed = stderr.read().decode("utf-8", "replace")
+            printed = printed_so_far(stderr)
             if ready.search(printed):
                 return process, stderr, printed
             if process.poll() is not None or time.monotonic() > deadline:
@@ -138,8 +154,7 @@ class TerminalServer(PlainText):
 
     def stop(self) -> PlainText:
         """Stop the server (Ctrl-C in terminal A) and return terminal A's whole transcript."""
-        self._stderr.seek(0)
-        printed = self._stderr.read().decode("utf-8", "replace")
+        printed = printed_so_far(self._stderr)
         self._finalizer()
         return _Transcript(f"$ {self.command}\n{printed.rstrip()}\n^C\n(stopped, exit code {self._process.returncode})")
 
