@@ -25,11 +25,28 @@ PASSED = "✔ Exercise {id} passed"
 EXERCISE_ID = re.compile(r"^\d{2}\.\d+$")
 
 
-class ExerciseFailed(AssertionError):
+class _FeedbackOnly(AssertionError):
+    """An error that Jupyter shows as its message alone: a student needs the feedback, not the checker's frames.
+
+    IPython calls ``_render_traceback_`` instead of formatting a traceback; nbclient and nbgrader still see an
+    error, so grading scores the exercise as failed.
+    """
+
+    lines: tuple[str, ...] = ()
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\x1b[1;31m✘ {self.lines[0]}\x1b[0m", *self.lines[1:]] if self.lines else [str(self)]
+
+
+class ExerciseFailed(_FeedbackOnly):
     """An exercise's check found something other than what the exercise asks for."""
 
+    def __init__(self, message: str, lines: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.lines = lines
 
-class ExerciseNotAttempted(AssertionError):
+
+class ExerciseNotAttempted(_FeedbackOnly):
     """While grading: the exercise's answers are not defined (the solution cell was left blank)."""
 
 
@@ -49,7 +66,10 @@ class Checker:
     def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> None:
         """Stop with the standard feedback message."""
         message = f"Exercise {self.exercise_id} — {what}: expected {expected}, found {found}."
-        raise ExerciseFailed(message + (f" Hint: {hint}" if hint else ""))
+        lines = (f"Exercise {self.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}")
+        raise ExerciseFailed(
+            message + (f" Hint: {hint}" if hint else ""), lines + ((f"  hint:     {hint}",) if hint else ())
+        )
 
     def equal(self, found: Any, expected: Any, what: str, *, hint: str | None = None) -> None:
         """``found == expected``."""
@@ -87,4 +107,3 @@ class Checker:
     def done(self) -> None:
         """Print the line that says the exercise passed (the grader reads it)."""
         print(PASSED.format(id=self.exercise_id))
-
