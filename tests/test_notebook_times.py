@@ -30,35 +30,55 @@ def lesson(times, name: str, *seconds: float):
     return times.LessonTiming(name, cells=cells)
 
 
+UNIT = 2.0  # seconds of the reference task in these made-up runs
+
+
 def test_within_budget(times) -> None:
     lessons = [lesson(times, "00_setup", 1.9, 1.9, 1.9), lesson(times, "01_handshake", 2.0, 2.0)]
-    assert times.budget_breaches(lessons) == []
-    assert "  ok" in times.report(lessons)
+    assert times.budget_breaches(lessons, UNIT) == []
+    assert "  ok" in times.report(lessons, UNIT)
+
+
+def test_budgets_are_multiples_of_the_reference_unit(times) -> None:
+    lessons = [lesson(times, "00_setup", 1.9, 1.9, 1.9)]
+    assert times.budget_breaches(lessons, UNIT) == []
+    assert times.budget_breaches(lessons, 1.0) == [
+        "mean over 1 lesson (latency lab left out): 5.70 units of cells > 5",
+        *(f"00_setup cell {n}: 1.90 units > 1  step_{n}()" for n in range(3)),
+    ]
+    assert "reference unit: 2.00 s" in "\n".join(times.report(lessons, UNIT))
+
+
+def test_the_reference_is_a_real_stdio_server_started_and_called(times) -> None:
+    [seconds] = times.reference_seconds(runs=1)
+    assert 0.2 < seconds < 30
 
 
 def test_mean_rule_allows_one_long_lesson_when_the_others_are_short(times) -> None:
-    balanced = [lesson(times, "00_a", *[1.0] * 18), lesson(times, "01_b", *[1.0] * 6)]  # 18 s and 6 s: mean 12 s
-    assert times.budget_breaches(balanced) == []
-    over = [lesson(times, "00_a", *[1.0] * 18), lesson(times, "01_b", *[1.0] * 7)]  # mean 12.5 s
-    assert times.budget_breaches(over) == ["mean over 2 lessons (latency lab left out): 12.50 s of cells > 12 s"]
+    balanced = [lesson(times, "00_a", *[1.0] * 14), lesson(times, "01_b", *[1.0] * 6)]  # 14 s and 6 s: 5 units
+    assert times.budget_breaches(balanced, UNIT) == []
+    over = [lesson(times, "00_a", *[1.0] * 14), lesson(times, "01_b", *[1.0] * 7)]  # mean 10.5 s
+    assert times.budget_breaches(over, UNIT) == ["mean over 2 lessons (latency lab left out): 5.25 units of cells > 5"]
 
 
 def test_latency_lab_is_left_out_of_the_mean_and_may_have_slow_cells(times) -> None:
-    lab = lesson(times, "06_latency_lab", *[8.0] * 5)  # 40 s, cells of 8 s
+    lab = lesson(times, "06_latency_lab", *[8.0] * 4)  # 32 s = 16 units, cells of 8 s
     short = lesson(times, "05_transports", 1.0, 1.0)
     assert times.is_latency_lab("06_latency_lab") and not times.is_latency_lab("05_transports")
     assert times.lesson_mean([lab, short]) == 2.0
-    assert times.budget_breaches([lab, short]) == []
-    lab.cells.append(times.CellTiming(5, 0.5, "one_more()"))
-    assert times.budget_breaches([lab, short]) == ["06_latency_lab (latency lab): 40.50 s of cells > 40 s"]
-    assert "mean over 1 lesson (latency lab 06_latency_lab left out): 2.0 s of cells" in times.report([lab, short])
+    assert times.budget_breaches([lab, short], UNIT) == []
+    lab.cells.append(times.CellTiming(5, 1.0, "one_more()"))
+    assert times.budget_breaches([lab, short], UNIT) == ["06_latency_lab (latency lab): 16.50 units of cells > 16"]
+    assert "mean over 1 lesson (latency lab 06_latency_lab left out): 2.0 s of cells" in times.report(
+        [lab, short], UNIT
+    )
 
 
-def test_no_cell_outside_the_latency_lab_over_two_seconds(times) -> None:
-    lessons = [lesson(times, "02_tools_list", 0.5, 2.01, 0.5), lesson(times, "03_tools_call", 3.0)]
-    assert times.budget_breaches(lessons) == [
-        "02_tools_list cell 1: 2.01 s > 2 s  step_1()",
-        "03_tools_call cell 0: 3.00 s > 2 s  step_0()",
+def test_no_cell_outside_the_latency_lab_over_one_unit(times) -> None:
+    lessons = [lesson(times, "02_tools_list", 0.5, 2.02, 0.5), lesson(times, "03_tools_call", 3.0)]
+    assert times.budget_breaches(lessons, UNIT) == [
+        "02_tools_list cell 1: 1.01 units > 1  step_1()",
+        "03_tools_call cell 0: 1.50 units > 1  step_0()",
     ]
 
 
@@ -128,5 +148,5 @@ def test_expected_exceptions_pass_and_other_errors_stop_the_lesson(times, tmp_pa
 
     assert result.failure == "cell 2 raised ValueError: boom  (raise ValueError('boom'))"
     assert [cell.number for cell in result.cells] == [0, 2]
-    assert "FAILED" in times.report([result])[-2]
+    assert "FAILED" in times.report([result], UNIT)[-2]
     assert times.main([str(path)]) == 2
