@@ -5,6 +5,7 @@ one (``tests/test_layers.py`` enforces it), so the servers know nothing of the
 notebooks that talk to them:
 
     config        settings from .env: the bottom, importable by everything
+    private_files files only their owner reads (logs, recordings): beside config, for every layer
     servers/      the MCP servers students talk to
     transports/   serving any of those servers: stdio, SSE, streamable HTTP, guards, class mode
     wire/         what crossed the wire: capture, messages, HTTP exchanges, stdio bytes, redaction

@@ -19,7 +19,7 @@ PACKAGE = Path(mcp_teach.__file__).parent
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
-        "__init__ config",
+        "__init__ config private_files",
         "servers",
         "transports",
         "wire",

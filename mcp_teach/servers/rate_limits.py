@@ -11,13 +11,13 @@ a file that cannot be read as a database is started anew.
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mcp_teach.private_files import make_private
 from mcp_teach.servers.gates import Clock
 
 #: The file's name in the server's data folder (it starts with ``.``, which no note id may).
@@ -66,12 +66,12 @@ class SharedSlidingWindow:
     def _open(self) -> sqlite3.Connection:
         if self._connection is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            _create_private(self.path)
+            make_private(self.path)
             try:
                 self._connection = _connect(self.path)
             except sqlite3.DatabaseError:  # not a database (a stray or damaged file): start the minute anew
                 self.path.unlink(missing_ok=True)
-                _create_private(self.path)
+                make_private(self.path)
                 self._connection = _connect(self.path)
         return self._connection
 
@@ -80,12 +80,6 @@ class SharedSlidingWindow:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
-
-
-def _create_private(path: Path) -> None:
-    """Create ``path`` readable by its owner only (who called when is nobody else's business), if missing."""
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), 0o600))
 
 
 def _connect(path: Path) -> sqlite3.Connection:

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import os
 import socket
-import stat
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -24,6 +23,7 @@ from fastmcp.client.transports import StdioTransport
 from starlette.types import ASGIApp
 
 from mcp_teach.config import LOOPBACK
+from mcp_teach.private_files import make_private
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.servers.catalogue import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
@@ -68,23 +68,14 @@ def private_log(path: Path) -> Path:
 
     The server process opens the log by name afterwards; what it finds there is the file checked here.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
-        descriptor = os.open(path, flags, 0o600)
+        return make_private(path)
     except OSError as error:  # ELOOP: a symbolic link; ENXIO: a FIFO nobody reads
         raise OSError(
             error.errno,
             f"the server log {path} cannot be opened as a regular file "
-            f"({error.strerror}): remove it, or pass log_file=",
+            f"({error.strerror or error}): remove it, or pass log_file=",
         ) from None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(f"the server log {path} is not a regular file: remove it, or pass log_file=")
-        if hasattr(os, "fchmod"):
-            os.fchmod(descriptor, 0o600)
-    finally:
-        os.close(descriptor)
-    return path
 
 
 class _InProcessServer(uvicorn.Server):

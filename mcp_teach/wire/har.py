@@ -15,10 +15,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from mcp_teach import __version__
+from mcp_teach.private_files import open_private
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.messages import Capture
 from mcp_teach.wire.redact import redact_body, redact_headers, redact_url
-from mcp_teach.wire.stdio_tap import open_private
 from mcp_teach.wire.tap_writer import wall_time
 
 HAR_VERSION = "1.2"

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Literal, Protocol
 
+from mcp_teach.private_files import open_private
+
 if TYPE_CHECKING:
     from fastmcp.client.transports import StdioTransport
 
@@ -115,16 +117,6 @@ class LineRecorder(Protocol):
     def record(self, stream: Stream, line: bytes) -> None: ...
 
     def close(self) -> None: ...
-
-
-def open_private(path: Path, mode: str = "ab", *, encoding: str | None = None) -> IO:
-    """Open ``path`` to append (mode ``a``) or rewrite (``w``), created readable by its owner only (0600).
-
-    A recording holds what a host said, which may be more than any redactor knows; ``O_NOFOLLOW``: a symlink
-    planted at ``path`` is not followed.
-    """
-    flags = os.O_CREAT | os.O_WRONLY | os.O_NOFOLLOW | (os.O_TRUNC if mode.startswith("w") else os.O_APPEND)
-    return open(os.open(path, flags, 0o600), mode, encoding=encoding)
 
 
 class _Recorder:

@@ -7,7 +7,7 @@ started, for diagrams and timings). The first record (``type: "tap"``) says what
 
 Standard library only (and the relay's standard-library module): the stdio tap is started by a host for
 every connection and must start fast.
-The file is created 0600 (:func:`~mcp_teach.wire.stdio_tap.open_private`).
+The file is created 0600 (:func:`~mcp_teach.private_files.open_private`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_teach.wire.stdio_tap import open_private
+from mcp_teach.private_files import open_private
 
 #: Version of the record format, in the first record; :func:`~mcp_teach.wire.tap_recording.load_tap` checks it.
 FORMAT_VERSION = 1
