@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, authorization_context
 from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -39,11 +40,12 @@ def _header(scope: Scope, name: bytes) -> bytes | None:
 
 
 def _person(scope: Scope) -> tuple[object, ...] | None:
-    """Who the authenticated request is from, as the SDK compares it (client id, issuer, subject), or None."""
-    token = getattr(scope.get("user"), "access_token", None)
-    if token is None:
+    """Who the authenticated request is from, as the SDK compares it when it binds a session, or None."""
+    user = scope.get("user")
+    if not isinstance(user, AuthenticatedUser):
         return None
-    return token.client_id, (token.claims or {}).get("iss"), token.subject
+    context = authorization_context(user)
+    return context["client_id"], context["issuer"], context["subject"]
 
 
 @dataclass
