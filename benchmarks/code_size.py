@@ -36,6 +36,7 @@ SOLUTIONS = ROOT / "notebooks" / "solutions"
 PACKAGE_BUDGET = 8_000
 LESSONS_BUDGET = 1_200
 HELPER_SHARE_BUDGET = 0.20
+SETUP_CALLS = {"check", "setup_notebook", "print_versions"}  # every lesson's first cell, and the check cells
 IGNORED_TOKENS = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
 
 
@@ -111,7 +112,7 @@ def _is_boilerplate(statement: ast.stmt) -> bool:
         value = statement.value
         if isinstance(value, ast.Name | ast.Attribute | ast.Constant):
             return True
-        return isinstance(value, ast.Call) and _root_name(value.func) == "check"
+        return isinstance(value, ast.Call) and _root_name(value.func) in SETUP_CALLS
     return False
 
 

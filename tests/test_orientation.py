@@ -1,22 +1,12 @@
-"""The setup lesson's helpers: environment checks with the fix, every connection works, and the terminal
-commands it prints start the server from any folder."""
+"""The setup lesson's helpers: environment checks with the fix, and the terminal commands it prints start the
+server from any folder."""
 
-import asyncio
 import json
 import shlex
 import subprocess
 import sys
 
-import pytest
-
-from mcp_teach.client import CONNECTIONS
-from mcp_teach.lessons.l00_setup import (
-    REPORT_HEADER,
-    check_environment,
-    connection_table,
-    terminal_commands,
-    try_connection,
-)
+from mcp_teach.lessons.l00_setup import check_environment, terminal_commands
 
 
 def test_bad_env_file_is_reported_with_the_variable_and_the_fix(tmp_path, monkeypatch):
@@ -37,19 +27,6 @@ def test_api_key_from_env_file_is_never_shown(tmp_path, monkeypatch):
     shown = check_environment()
     assert secret not in repr(shown) + shown._repr_html_()
     assert "API key set (hidden)" in dict(shown.rows)["LLM backend (notebook 04)"]
-
-
-@pytest.mark.parametrize("connection", CONNECTIONS)
-def test_each_connection_lists_four_tools_and_adds(connection):
-    report = asyncio.run(try_connection(connection))
-    assert (report.connection, report.tools, report.total) == (connection, 4, 3.0)
-    assert report.first_message == ("initialize" if connection == "sse" else "server/discover")
-    assert report.messages == (7 if connection == "sse" else 6)
-    if connection in ("sse", "streamable-http"):
-        assert report.server.startswith("uvicorn in this kernel: http://127.0.0.1:")
-    assert repr(report) == repr(connection_table([report]))  # one report shows as a one-row table
-    assert len(connection_table([report, report]).rows) == 2
-    assert len(report.row()) == len(REPORT_HEADER)
 
 
 def _commands() -> dict[str, list[str]]:

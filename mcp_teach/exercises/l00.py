@@ -115,7 +115,7 @@ def typed_by_hand(check: Checker, stdio_server: Any, tool_names: Any) -> None:
         "tool_names compared with the tools/list reply",
         hint="take each tool's 'name' from reply['result']['tools']",
     )
-    print(f"found: {len(sent)} lines sent, {len(received)} received; tools {tool_names}")
+    print(f"found: {len(sent)} lines sent, {len(received)} received\n       tools {tool_names}")
 
 
 @exercise("00.3", answers=("sse_methods", "http_methods", "only_sse", "only_http"))
@@ -153,4 +153,4 @@ def two_openings(check: Checker, sse_methods: Any, http_methods: Any, only_sse: 
         "the messages only the streamable-HTTP session has",
         hint="connect to calculator_target('streamable-http') in teaching_client's default mode",
     )
-    print(f"found: only over SSE {sorted(only_sse)}; only over streamable HTTP {sorted(only_http)}")
+    print(f"found: only over SSE {sorted(only_sse)}\n       only over streamable HTTP {sorted(only_http)}")

@@ -1,8 +1,7 @@
-"""The calculator MCP server every lesson talks to: four arithmetic tools.
+"""The calculator MCP server every lesson talks to: four arithmetic tools (written in lesson 00, section 2).
 
-Run it from a terminal with ``python -m mcp_teach.server --transport stdio``
-(or ``mcp-teach serve``); import :func:`build_calculator_server` to use it
-in-process.
+Run it from a terminal with ``python -m mcp_teach.server --transport stdio`` (or ``mcp-teach serve``); import
+:func:`build_calculator_server` to use it in-process.
 """
 
 from __future__ import annotations
@@ -14,13 +13,6 @@ from fastmcp.exceptions import ToolError
 from fastmcp.server.auth import AuthProvider
 
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
-
-SERVER_NAME = "mcp-teach-calculator"
-#: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
-SERVER_VERSION = "1.0.0"
-SERVER_INSTRUCTIONS = (
-    "A four-function calculator for the mcp-teach course. Call one calculator_* tool per arithmetic step."
-)
 
 
 def _finite(value: float, operation: str, a: float, b: float) -> float:
@@ -54,6 +46,12 @@ def calculator_divide(a: float, b: float) -> float:
     return _finite(a / b, "a / b", a, b)
 
 
+SERVER_NAME = "mcp-teach-calculator"
+#: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
+SERVER_VERSION = "1.0.0"
+SERVER_INSTRUCTIONS = (
+    "A four-function calculator for the mcp-teach course. Call one calculator_* tool per arithmetic step."
+)
 TOOLS = {
     calculator_add: ("Calculator Add", "Add two numbers (a + b)."),
     calculator_subtract: ("Calculator Subtract", "Subtract the second number from the first (a - b)."),
@@ -63,12 +61,7 @@ TOOLS = {
 
 
 def build_calculator_server(*, list_page_size: int | None = None, auth: AuthProvider | None = None) -> FastMCP:
-    """Create a fresh calculator server with the four calculator_* tools.
-
-    ``list_page_size`` makes ``tools/list`` answer in pages of that many tools
-    (with a ``nextCursor``), to show pagination. ``auth``: a fastmcp auth provider
-    that every HTTP request must satisfy (lesson 12's OAuth).
-    """
+    """A fresh calculator; ``list_page_size`` pages ``tools/list`` (lesson 02), ``auth`` guards HTTP (lesson 12)."""
     server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
