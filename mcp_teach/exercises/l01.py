@@ -132,7 +132,8 @@ def handshake_over_http(check: Checker, http_capture: Any, session_header: Any) 
         "session_header",
         hint="'connection: keep-alive' comes back too, but is no session: find the header named after MCP",
     )
-    print(f"found: {', '.join(capture.methods())}; the session header {name} came back on every later request")
+    print(f"found: {', '.join(capture.methods())}")
+    print(f"       the session header {name} came back on every later request")
 
 
 @exercise("01.2", answers=("classify", "legacy_counts", "modern_counts"))
