@@ -8,6 +8,7 @@ namespace with one thing broken.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import mcp_types as types
@@ -21,7 +22,7 @@ from mcp_teach.exercises import check
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.lessons.l08_double_import import demo_files
 from mcp_teach.servers.calculator import build_calculator_server
-from mcp_teach.servers.lowlevel_calculator import calculate, tool_definitions
+from mcp_teach.servers.lowlevel_calculator import build_lowlevel_calculator, calculate, text_result, tool_definitions
 from mcp_teach.wire.capture import CaptureTransport
 
 #: What the lesson has defined by the time its exercises start (the names their solution cells use).
@@ -30,8 +31,14 @@ LESSON = SolvedLesson(
     {
         "CaptureTransport": CaptureTransport,
         "LowLevelMemoryTransport": LowLevelMemoryTransport,
+        "Server": Server,
+        "calculate": calculate,
         "demo_files": demo_files,
+        "json": json,
         "teaching_client": teaching_client,
+        "text_result": text_result,
+        "tool_definitions": tool_definitions,
+        "types": types,
     },
 )
 run_solution = LESSON.run_solution
@@ -61,8 +68,8 @@ def test_the_lesson_solution_passes(solved, exercise_id: str, capsys: pytest.Cap
     check(exercise_id, solved[exercise_id])
     out = passed(capsys, exercise_id)
     assert {
-        "08.1": "refuses 5 bad calls with isError",
-        "08.2": "['_meta', 'outputSchema', 'title']",
+        "08.1": "5 bad calls get isError",
+        "08.2": "{'result': 0.25}, in both eras",
         "08.3": "main.py loaded once",
     }[exercise_id] in out
 
@@ -121,36 +128,60 @@ def test_08_1_a_handler_that_raises_fails(solved) -> None:
     assert "is_error=True" in message
 
 
-def test_08_1_not_a_capture_fails(solved) -> None:
-    failed_with("08.1", {**solved["08.1"], "power_capture": []}, "power_capture", "a CaptureTransport")
-
-
 # 08.2 --------------------------------------------------------------------------------------------------------
 
 
-def test_08_2_the_2026_era_is_not_asked_for(run, solved) -> None:
-    async def modern() -> CaptureTransport:
-        capture = CaptureTransport(build_calculator_server())
-        async with teaching_client(capture) as client:
-            await client.list_tools()
-            await client.call_tool("calculator_divide", {"a": 1, "b": 4})
-        return capture
+def _structured(output_schema: Any, structured: Any) -> Server[Any]:
+    """A calculator whose calculator_divide declares ``output_schema`` and answers ``structured(value)``."""
 
-    namespace = {**solved["08.2"], "fast_capture": run(modern)}
-    failed_with("08.2", namespace, "the first request in fast_capture", "mode='legacy'")
+    async def list_tools(ctx, params):
+        tools = tool_definitions()
+        return types.ListToolsResult(
+            tools=[
+                tool.model_copy(update={"output_schema": output_schema}) if tool.name == "calculator_divide" else tool
+                for tool in tools
+            ]
+        )
+
+    async def call_tool(ctx, params):
+        result = calculate(params.name, params.arguments)
+        if params.name == "calculator_divide" and not result.is_error:
+            result.structured_content = structured(json.loads(result.content[0].text))
+        return result
+
+    return Server("structured", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def test_08_2_swapped_captures_fail(solved) -> None:
-    namespace = solved["08.2"]
-    swapped = {**namespace, "fast_capture": namespace["low_capture"], "low_capture": namespace["fast_capture"]}
-    failed_with("08.2", swapped, "serverInfo.name", "build_calculator_server()")
+OBJECT = {"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]}
 
 
-def test_08_2_keys_copied_from_the_2026_table_fail(solved) -> None:
-    namespace = {**solved["08.2"], "result_keys": {"_meta.fastmcp", "structuredContent"}}
-    failed_with("08.2", namespace, "result_keys", "message['result']")
-    namespace = {**solved["08.2"], "tool_keys": {"title", "outputSchema"}}
-    failed_with("08.2", namespace, "tool_keys", "set(fast_tool) - set(low_tool)")
+def test_08_2_fastmcp_is_not_a_low_level_server(solved) -> None:
+    failed_with("08.2", {"structured_server": build_calculator_server()}, "structured_server", "mcp.server.lowlevel")
+
+
+def test_08_2_the_plain_calculator_declares_no_output_schema(solved) -> None:
+    server = build_lowlevel_calculator()
+    failed_with(
+        "08.2", {"structured_server": server}, "the outputSchema of calculator_divide (2026-07-28)", "model_copy"
+    )
+
+
+def test_08_2_a_bare_number_schema_fails(solved) -> None:
+    server = _structured({"type": "number"}, lambda value: value)
+    message = failed_with("08.2", {"structured_server": server}, '"type": "object"', "an object with one number")
+    assert "(2026-07-28)" in message
+
+
+def test_08_2_structured_content_that_breaks_the_schema_fails(solved) -> None:
+    server = _structured(OBJECT, lambda value: {"value": value})
+    message = failed_with("08.2", {"structured_server": server}, "against your outputSchema", "structured_content")
+    assert "'result' is a required property" in message
+
+
+def test_08_2_another_shape_than_fastmcp_fails(solved) -> None:
+    schema = {"type": "object", "properties": {"quotient": {"type": "number"}}, "required": ["quotient"]}
+    server = _structured(schema, lambda value: {"quotient": value})
+    failed_with("08.2", {"structured_server": server}, "against fastmcp's", "{'result': value}")
 
 
 # 08.3 --------------------------------------------------------------------------------------------------------
@@ -171,4 +202,5 @@ def test_08_3_registering_into_another_dict_fails(solved) -> None:
     files["tools.py"] = files["tools.py"].replace(
         "from calc.registry import register_tool", "def register_tool(fn):\n    return fn"
     )
-    failed_with("08.3", {"fixed_files": files}, "the tools python -m calc.main lists", "one registry module")
+    message = failed_with("08.3", {"fixed_files": files}, "the tools python -m calc.main lists", "one registry module")
+    assert "['add', 'subtract']" in message

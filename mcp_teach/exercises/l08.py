@@ -1,11 +1,11 @@
 """Lesson 08's exercises (the low-level server): what each one expects, for the check cells ``check("08.k")``.
 
 - 08.1: ``power_server``, a low-level ``Server`` with a fifth tool, ``calculator_power``: a hand-written input
-  schema that says one rule across both arguments (``if``/``then``: a negative base needs a whole exponent) and a
+  schema with one rule across both arguments (``if``/``then``: a negative base needs a whole exponent) and a
   handler that checks everything itself, including what no schema can say (the result must be finite). The
-  check connects to the student's server object itself and also reads their capture ``power_capture``;
-- 08.2: the fields fastmcp adds, read by the student from two captures of their own (2025-11-25 era) and
-  compared with what the check computes from the same captures;
+  check validates arguments against the listed schema, as a client would, and calls the student's server;
+- 08.2: ``structured_server``, the calculator whose ``calculator_divide`` declares an ``outputSchema`` and keeps it
+  with ``structuredContent``, checked in both eras against the schema and against fastmcp's own answer;
 - 08.3: the double-import trap fixed: the check runs the student's package for real with ``python -m``.
 
 The checks are synchronous; those that talk to a server run their client with :func:`run_sync`.
@@ -21,16 +21,16 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
+from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.lessons.l08_double_import import run_package
-from mcp_teach.lessons.l08_schema_limits import verdict
-from mcp_teach.servers.lowlevel_calculator import SERVER_NAME as LOWLEVEL_NAME
+from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.servers.lowlevel_calculator import TOOLS as LOWLEVEL_TOOLS
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture
+from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import Capture
 
 POWER = "calculator_power"
 #: (arguments, accepted by the schema?) — what 08.1's input schema must say, as a client's validator reads it.
@@ -60,6 +60,21 @@ def _text(result: Any) -> str:
     return " ".join(getattr(block, "text", "") for block in result.content)
 
 
+def verdict(schema: dict[str, Any], arguments: Any) -> str:
+    """What a JSON Schema 2020-12 validator says about ``arguments``: ``accepts`` or ``rejects (why)``."""
+    errors = list(Draft202012Validator(schema).iter_errors(arguments))
+    return f"rejects ({errors[0].message})" if errors else "accepts"
+
+
+def _schema_problem(schema: Any) -> str | None:
+    """Why ``schema`` is not a valid JSON Schema 2020-12 object (``None``: it is)."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as error:
+        return error.message
+    return None if isinstance(schema, dict) else f"{type(schema).__name__}, not an object"
+
+
 async def _probe_power_server(server: Server[Any]) -> dict[str, Any]:
     """List the tools of ``server`` and make the calls 08.1 checks, in memory; results or exceptions."""
     async with teaching_client(LowLevelMemoryTransport(server)) as client:
@@ -78,8 +93,8 @@ def _said(outcome: Any) -> str:
     return f"isError {outcome.is_error}, text {_text(outcome)!r}"
 
 
-@exercise("08.1", answers=("power_server", "power_capture"))
-def power_tool(check: Checker, power_server: Any, power_capture: Any) -> None:
+@exercise("08.1", answers=("power_server",))
+def power_tool(check: Checker, power_server: Any) -> None:
     check.instance(
         power_server,
         Server,
@@ -104,13 +119,12 @@ def power_tool(check: Checker, power_server: Any, power_capture: Any) -> None:
         hint="list the calculator's four tools (tool_definitions()) and then calculator_power",
     )
     schema = tools[-1].input_schema
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as error:
+    problem = _schema_problem(schema)
+    if problem is not None:
         check.fail(
             "the inputSchema of calculator_power",
             "a valid JSON Schema 2020-12 (2026-07-28, server/tools: inputSchema MUST be a valid JSON Schema object)",
-            error.message,
+            problem,
             "write it as a dict of JSON Schema keywords: type, properties, required, if/then",
         )
     for arguments, accepted in POWER_SCHEMA_CASES:
@@ -172,114 +186,115 @@ def power_tool(check: Checker, power_server: Any, power_capture: Any) -> None:
         found=_said(unknown),
         hint="calculate(name, arguments) raises MCPError(-32602) for an unknown name: let it through",
     )
-    capture = capture_answer(
-        check, power_capture, "power_capture", "power_capture = CaptureTransport(LowLevelMemoryTransport(power_server))"
-    )
-    listed = [tool.get("name") for tool in listed_tools(capture)]
-    check.contains(listed, POWER, "the tools listed in power_capture", hint="call client.list_tools() on it")
-    calls = [
-        capture.response_to(request)
-        for request in capture.requests("tools/call")
-        if request.message.get("params", {}).get("name") == POWER
-    ]
+    refused = sum(expected is None for _, expected in POWER_CALLS)
+    print(f"power_server: 5 tools; the schema refuses (-8) ** 0.5; 2 ** 10 = 1024.0; {refused} bad calls get isError")
+
+
+DIVIDE = "calculator_divide"
+#: The calls 08.2's check makes after tools/list: (arguments, what the result must be).
+STRUCTURED_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
+    (DIVIDE, {"a": 1, "b": 4}),
+    (DIVIDE, {"a": 1, "b": 0}),
+    ("calculator_add", {"a": 1, "b": 2}),
+)
+
+
+async def _session(target: Any, mode: str) -> Capture:
+    """tools/list and :data:`STRUCTURED_CALLS` on ``target`` in one era, captured; failures are left to the wire."""
+    capture = CaptureTransport(target)
+    async with teaching_client(capture, mode=mode) as client:
+        await attempt(client.list_tools())
+        for tool, arguments in STRUCTURED_CALLS:
+            await attempt(client.call_tool(tool, arguments, raise_on_error=False))
+    return capture.capture
+
+
+def _answers(capture: Capture, method: str) -> list[dict[str, Any] | None]:
+    replies = [capture.response_to(request) for request in capture.requests(method)]
+    return [reply.message if reply is not None else None for reply in replies]
+
+
+def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str) -> dict[str, Any]:
+    capture = run_sync(_session(LowLevelMemoryTransport(server), mode))
+    listed = (_answers(capture, "tools/list") or [None])[0]
+    tools = (listed or {}).get("result", {}).get("tools")
     check.true(
-        any(reply is not None and "result" in reply.message for reply in calls),
-        "the calculator_power calls in power_capture",
-        expected="at least one tools/call of calculator_power with a result",
-        found=[reply.message if reply else None for reply in calls],
-        hint="call client.call_tool('calculator_power', {'a': 2, 'b': 10}) on the captured connection",
+        isinstance(tools, list),
+        f"the answer of structured_server to tools/list ({era})",
+        expected="a result listing tools",
+        found=listed,
+        hint="on_list_tools returns types.ListToolsResult(tools=[...])",
     )
-    print(
-        f"power_server lists {len(names)} tools; calculator_power's schema refuses -8 ** 0.5 by itself; "
-        f"the handler answers 2 ** 10 = 1024.0 and refuses {sum(e is None for _, e in POWER_CALLS)} bad calls "
-        "with isError; calculator_add and the unknown tool behave as before"
+    names = [tool.get("name") for tool in tools]
+    check.equal(names, list(LOWLEVEL_TOOLS), f"the tools structured_server lists ({era})", hint="all four, by name")
+    divide = tools[names.index(DIVIDE)]
+    schema = divide.get("outputSchema")
+    check.true(
+        schema is not None,
+        f"the outputSchema of calculator_divide ({era})",
+        expected="an outputSchema in its tools/list entry",
+        found=divide,
+        hint="tool.model_copy(update={'output_schema': ...}) for calculator_divide in on_list_tools",
     )
-
-
-def _opening(capture: Capture) -> str | None:
-    return next((w.method for w in capture if w.direction == CLIENT_TO_SERVER and w.method), None)
-
-
-def _server_name(capture: Capture) -> str | None:
-    for request in capture.requests("initialize"):
-        reply = capture.response_to(request)
-        if reply is not None:
-            return reply.message.get("result", {}).get("serverInfo", {}).get("name")
-    return None
-
-
-def _first_result(capture: Capture, method: str, name: str | None = None) -> dict[str, Any] | None:
-    for request in capture.requests(method):
-        if name is not None and request.message.get("params", {}).get("name") != name:
-            continue
-        reply = capture.response_to(request)
-        if reply is not None and "result" in reply.message:
-            return reply.message["result"]
-    return None
-
-
-def _keys_only_in_first(first: Any, second: Any) -> set[str]:
-    return set(first) - set(second)
-
-
-@exercise("08.2", answers=("fast_capture", "low_capture", "tool_keys", "result_keys"))
-def what_fastmcp_adds(check: Checker, fast_capture: Any, low_capture: Any, tool_keys: Any, result_keys: Any) -> None:
-    captures = {}
-    for name, source, server in (
-        ("fast_capture", fast_capture, "mcp-teach-calculator"),
-        ("low_capture", low_capture, LOWLEVEL_NAME),
-    ):
-        capture = capture_answer(
-            check,
-            source,
-            name,
-            f"{name} = CaptureTransport(...), then connect teaching_client(..., mode='legacy') to it",
-        )
-        check.equal(
-            _opening(capture),
-            "initialize",
-            f"the first request in {name}",
-            hint="open the connection in the 2025-11-25 era: teaching_client(capture, mode='legacy')",
-        )
-        check.equal(
-            _server_name(capture),
-            server,
-            f"the serverInfo.name that answered in {name}",
-            hint="fast_capture: CaptureTransport(build_calculator_server()); "
-            "low_capture: CaptureTransport(LowLevelMemoryTransport())",
-        )
-        listed = _first_result(capture, "tools/list")
-        divided = _first_result(capture, "tools/call", "calculator_divide")
+    problem = _schema_problem(schema)
+    check.true(
+        problem is None and schema.get("type") == "object",
+        f"the outputSchema of calculator_divide ({era})",
+        expected='a valid JSON Schema whose root is "type": "object" (2025-11-25 allows no other root)',
+        found=problem or schema,
+        hint='an object with one number: {"type": "object", "properties": {"result": {"type": "number"}}}',
+    )
+    good, zero, add = (_answers(capture, "tools/call") + [None] * 3)[:3]
+    result = (good or {}).get("result")
+    check.true(
+        result is not None and not result.get("isError"),
+        f"the answer to calculator_divide {{'a': 1, 'b': 4}} ({era})",
+        expected="a result with isError false",
+        found=good,
+        hint="return what calculate(name, arguments) returns, with structured_content set on it",
+    )
+    structured = result.get("structuredContent")
+    said = "no structuredContent" if structured is None else verdict(schema, structured)
+    check.true(
+        said == "accepts",
+        f"the structuredContent of calculator_divide {{'a': 1, 'b': 4}} against your outputSchema ({era})",
+        expected="structuredContent that conforms (2026-07-28, server/tools, Output Schema: servers MUST)",
+        found=f"{structured!r}: the schema {said}",
+        hint="result.structured_content = {'result': ...} when the call succeeded",
+    )
+    text = " ".join(block.get("text", "") for block in result.get("content", []))
+    check.equal(text, "0.25", f"the text of calculator_divide {{'a': 1, 'b': 4}} ({era})", hint="keep the text block")
+    for reply, what, expected in ((zero, "calculator_divide {'a': 1, 'b': 0}", True), (add, "calculator_add", False)):
+        outcome = (reply or {}).get("result", {})
         check.true(
-            listed is not None and divided is not None,
-            f"the answers in {name}",
-            expected="a tools/list result and a result of tools/call calculator_divide",
-            found=capture.methods(),
-            hint="await client.list_tools(), then await client.call_tool('calculator_divide', {'a': 1, 'b': 4})",
+            outcome.get("isError", False) is expected and bool(outcome.get("content")),
+            f"the answer to {what} ({era})",
+            expected=f"a result with isError {str(expected).lower()}, as the calculator answers it",
+            found=reply,
+            hint="leave every other answer to calculate(name, arguments); set structured_content only on success",
         )
-        captures[name] = (listed, divided)
-    (fast_list, fast_call), (low_list, low_call) = captures["fast_capture"], captures["low_capture"]
-    expected_tool_keys: set[str] = set()
-    for fast_tool, low_tool in zip(fast_list["tools"], low_list["tools"], strict=False):
-        expected_tool_keys |= _keys_only_in_first(fast_tool, low_tool)
-    expected_result_keys = _keys_only_in_first(fast_call, low_call)
-    check.equal(
-        set(tool_keys) if isinstance(tool_keys, set | frozenset | list | tuple) else tool_keys,
-        expected_tool_keys,
-        "tool_keys: the keys of a tool definition that only fastmcp sends",
-        hint="compare the keys of each tool dict in the two tools/list results: "
-        "set(fast_tool) - set(low_tool); keys only, not what is inside inputSchema",
+    return structured
+
+
+@exercise("08.2", answers=("structured_server",))
+def output_schema_kept(check: Checker, structured_server: Any) -> None:
+    check.instance(
+        structured_server,
+        Server,
+        "structured_server",
+        hint="structured_server = Server('...', on_list_tools=..., on_call_tool=...) from mcp.server.lowlevel",
     )
-    check.equal(
-        set(result_keys) if isinstance(result_keys, set | frozenset | list | tuple) else result_keys,
-        expected_result_keys,
-        "result_keys: the keys of the calculator_divide result that only fastmcp sends",
-        hint="compare the keys of the two tools/call results (message['result'])",
-    )
-    print(
-        f"only fastmcp's tool definitions carry {sorted(expected_tool_keys)}; "
-        f"only its tools/call result carries {sorted(expected_result_keys)} (2025-11-25 era)"
-    )
+    for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
+        structured = _structured_checks(check, structured_server, mode, era)
+        theirs = run_sync(_session(build_calculator_server(), mode))
+        fastmcp = _answers(theirs, "tools/call")[0]["result"]["structuredContent"]
+        check.equal(
+            structured,
+            fastmcp,
+            f"your structuredContent for 1 / 4 against fastmcp's ({era})",
+            hint="fastmcp wraps a bare value as {'result': value}",
+        )
+    print(f"structured_server: calculator_divide keeps an object outputSchema with {structured}, in both eras")
 
 
 @exercise("08.3", answers=("fixed_files",))
@@ -314,7 +329,7 @@ def fixed_registry(check: Checker, fixed_files: Any) -> None:
     )
     check.equal(
         sorted(run.listed),
-        ["add", "multiply", "subtract"],
+        ["add", "subtract"],
         "the tools python -m calc.main lists",
         hint="every module must register into the same TOOLS: one registry module that main.py and tools.py "
         "both import",

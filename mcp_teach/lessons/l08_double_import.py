@@ -8,11 +8,10 @@ holds only the tool defined in ``main.py`` itself. The fix: the registry in its 
 (``demo/registry.py``), which every module imports under one name, so there is one module object whoever
 imports it.
 
-:func:`run_double_import_demo` writes both versions of a tiny package into a temporary directory, runs each
-as ``python -m <package>.main`` (a real low-level MCP server over stdio), asks it ``tools/list`` and reads
-what each module reported on stderr. The directory is removed afterwards. :func:`run_variant` runs one of
-the two (a lesson cell each, under a second); :func:`run_package` runs any package written as a dict of files
-(exercise 08.3 runs a student's fix with it); :func:`listing` prints a package's files for reading.
+:func:`run_package` writes a package given as a dict of files into a temporary directory, runs it as
+``python -m <package>.main`` (a real low-level MCP server over stdio), asks it ``tools/list``, reads what each
+module reported on stderr and removes the directory; :func:`run_variant` runs the demo's broken or fixed version
+with it, and exercise 08.3 a student's fix. :func:`listing` prints a package's files for reading.
 
 The log lines carry ``id(TOOLS)``, which changes from run to run; shown in a lesson they are numbered instead
 (``<dict 1>``, ``<dict 2>``: the first and second dict object seen), so a stored output stays the same.
@@ -33,7 +32,6 @@ from typing import Any
 
 from mcp_teach.display.show import table
 from mcp_teach.wire.modern_post import modern_post
-from mcp_teach.wire.plain_text import PlainText
 
 #: How long a demo server may take to start and answer (it imports the mcp SDK: about a second).
 TIMEOUT = 20.0
@@ -100,12 +98,6 @@ _TOOLS = '''from {package}.{home} import register_tool
 def subtract(a, b):
     """Subtract b from a."""
     return a - b
-
-
-@register_tool
-def multiply(a, b):
-    """Multiply two numbers."""
-    return a * b
 '''
 
 _MAIN_GUARD = """
@@ -183,31 +175,6 @@ class DemoRun:
         printer.text(self.text())
 
 
-@dataclass(frozen=True, repr=False)
-class DoubleImportDemo(PlainText):
-    broken: DemoRun
-    fixed: DemoRun
-    #: The files each version consists of (file name -> text), for showing in the lesson.
-    files: dict[str, dict[str, str]]
-
-    def table(self) -> Any:
-        rows = [
-            [run.variant, run.command, ", ".join(run.main_loaded_as), ", ".join(run.listed) or "(none)"]
-            for run in (self.broken, self.fixed)
-        ]
-        return table(["version", "command", "main.py loaded as", "tools/list answers"], rows)
-
-    def text(self) -> str:
-        logs = [
-            f"{run.variant}:\n" + "\n".join(f"  {line}" for line in numbered_addresses(run.log))
-            for run in (self.broken, self.fixed)
-        ]
-        return f"{self.table()!r}\n\n" + "\n".join(logs)
-
-    def _repr_html_(self) -> str:
-        return self.table()._repr_html_()
-
-
 async def _run(root: Path, package: str, variant: str) -> DemoRun:
     command = [sys.executable, "-m", f"{package}.main"]
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ""}
@@ -269,19 +236,3 @@ async def run_variant(variant: str) -> DemoRun:
     if variant not in labels:
         raise ValueError(f"choose 'broken' or 'fixed', not {variant!r}")
     return await run_package(demo_files(variant, fixed=variant == "fixed"), variant, labels[variant])
-
-
-async def run_double_import_demo() -> DoubleImportDemo:
-    """Run the broken and the fixed package side by side (both at once: about a second) and compare them."""
-    versions = {"broken": demo_files("broken", fixed=False), "fixed": demo_files("fixed", fixed=True)}
-    with tempfile.TemporaryDirectory(prefix="mcp-teach-l08-") as directory:
-        root = Path(directory)
-        for package, files in versions.items():
-            (root / package).mkdir()
-            for name, text in files.items():
-                (root / package / name).write_text(text)
-        broken, fixed = await asyncio.gather(
-            _run(root, "broken", "broken: the registry in main.py"),
-            _run(root, "fixed", "fixed: the registry in registry.py"),
-        )
-    return DoubleImportDemo(broken, fixed, versions)
