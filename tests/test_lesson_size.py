@@ -71,3 +71,19 @@ def test_every_lesson_is_a_sitting(sizes, notebook: Path) -> None:
         assert over, f"{notebook.stem} is within its budget now: remove it from OVER_FOR_NOW"
     else:
         assert over == []
+
+
+def test_the_instructors_outline_states_each_lessons_times(sizes) -> None:
+    """docs/INSTRUCTORS.md's outline gives every lesson the core and exercise minutes the lesson itself states."""
+    outline = (ROOT / "docs" / "INSTRUCTORS.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in outline.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            rows[cells[0]] = tuple(int(cell) for cell in cells[2:])
+    for notebook in SOLVED:
+        stated = sizes.measure(notebook).stated
+        if stated is None:
+            continue
+        core, exercises = stated
+        assert rows[notebook.stem[:2]] == (core, exercises, core + exercises), notebook.stem
