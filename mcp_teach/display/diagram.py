@@ -34,7 +34,7 @@ from matplotlib.textpath import TextToPath
 
 from mcp_teach.display.show import ACTOR_COLOURS, COLOURS
 from mcp_teach.llm.trace import Trace
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage, message_kind
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage, as_capture, message_kind
 
 Style = Literal["request", "response", "notification"]
 
@@ -185,12 +185,9 @@ def sequence_steps(source: Any) -> tuple[tuple[str, ...], list[Step]]:
     trace = _trace_of(source)
     if trace is not None:
         return TRACE_ACTORS, _trace_steps(trace)
-    capture = getattr(source, "capture", source)  # a CaptureTransport holds its capture
-    if isinstance(capture, WireMessage):
-        capture = [capture]
-    if not isinstance(capture, Capture | list | tuple):
+    if not isinstance(getattr(source, "capture", source), Capture | WireMessage | list | tuple):
         raise TypeError(f"cannot draw {type(source).__name__}: give a Capture, CaptureTransport, messages or a Trace")
-    return CAPTURE_ACTORS, _capture_steps(capture)
+    return CAPTURE_ACTORS, _capture_steps(as_capture(source))
 
 
 # --- text that the font can draw ---------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_teach.display.show import COLOURS, table
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, as_capture
 from mcp_teach.wire.plain_text import PlainText
 
 ARROWS = {CLIENT_TO_SERVER: "client → server", SERVER_TO_CLIENT: "server → client"}
@@ -184,11 +184,6 @@ class CaptureDiff(PlainText):
         return f"{body}<p style='color: {colour}'><b>{html.escape(self.verdict())}</b></p>"
 
 
-def _as_capture(source: Any) -> Capture:
-    capture = getattr(source, "capture", source)  # a CaptureTransport compares as its capture
-    return capture if isinstance(capture, Capture) else Capture(list(capture))
-
-
 def diff_captures(captures: Mapping[str, Any], *, max_paths: int = 4) -> CaptureDiff:
     """Compare captures message by message against the first one.
 
@@ -199,7 +194,7 @@ def diff_captures(captures: Mapping[str, Any], *, max_paths: int = 4) -> Capture
     names = list(captures)
     if len(names) < 2:
         raise ValueError("give at least two captures to compare")
-    lists = [_as_capture(captures[name]) for name in names]
+    lists = [as_capture(captures[name]) for name in names]
     reference = lists[0]
     labels = [c.methods() for c in lists]
     rows = []

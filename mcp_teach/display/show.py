@@ -24,7 +24,7 @@ from pygments.token import Error
 
 from mcp_teach.display.glossary import purpose
 from mcp_teach.llm.trace import Trace
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, WireMessage, as_capture
 from mcp_teach.wire.plain_text import PlainText
 
 ARROWS = {CLIENT_TO_SERVER: "client → server", "server->client": "server → client"}
@@ -157,15 +157,6 @@ class MessagesView(PlainText):
         return "".join(parts)
 
 
-def _as_capture(source: Capture | WireMessage | Iterable[WireMessage] | Any) -> Capture:
-    capture = getattr(source, "capture", source)  # a CaptureTransport shows its capture
-    if isinstance(capture, Capture):
-        return capture
-    if isinstance(capture, WireMessage):
-        return Capture([capture])
-    return Capture(list(capture))
-
-
 def show(
     source: Any,
     *,
@@ -179,7 +170,7 @@ def show(
     ``source`` is a :class:`Capture`, a ``CaptureTransport``, one message or a
     list of them. ``methods`` keeps only those methods (and their responses).
     """
-    capture = _as_capture(source)
+    capture = as_capture(source)
     rows = []
     for number, wire in enumerate(capture, start=1):
         request = capture.request_for(wire) if wire.method is None else None
@@ -244,7 +235,7 @@ def table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> _Table:
 
 def summary(source: Any) -> _Table:
     """One row per message: number, direction, kind, method, id, and which request it answers."""
-    capture = _as_capture(source)
+    capture = as_capture(source)
     rows = []
     for number, wire in enumerate(capture, start=1):
         request = capture.request_for(wire) if wire.method is None else None

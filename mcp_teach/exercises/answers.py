@@ -8,7 +8,7 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from mcp_teach.exercises.check import Checker
-from mcp_teach.wire.messages import Capture
+from mcp_teach.wire.messages import Capture, as_capture
 
 T = TypeVar("T")
 
@@ -25,8 +25,7 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
 
 def captured(source: Any) -> Capture | None:
     """The :class:`Capture` of a ``CaptureTransport`` (or the capture itself); None for anything else."""
-    capture = getattr(source, "capture", source)
-    return capture if isinstance(capture, Capture) else None
+    return as_capture(source) if isinstance(getattr(source, "capture", source), Capture) else None
 
 
 def capture_answer(check: Checker, value: Any, name: str, hint: str) -> Capture:

@@ -9,40 +9,22 @@ loop is running.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 from collections import Counter
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp_teach.client import teaching_client
+from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import Capture
 
-T = TypeVar("T")
-
 #: The three messages of a 2025-11-25 opening, as ``Capture.methods()`` names them.
 HANDSHAKE = ["initialize", "initialize (result)", "notifications/initialized"]
 SESSION_HEADER = "mcp-session-id"
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-
-
-def run_in_worker(function: Callable[[], Awaitable[T]]) -> T:
-    """``await function()`` in a fresh event loop of its own thread (the kernel's loop is busy running the cell)."""
-
-    def main() -> T:
-        loop = asyncio.new_event_loop()
-        try:
-            return loop.run_until_complete(function())
-        finally:
-            loop.close()
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check-01") as pool:
-        return pool.submit(main).result()
 
 
 async def _legacy_handshake() -> Capture:
@@ -61,12 +43,12 @@ async def _modern_opening() -> Capture:
 
 def legacy_handshake() -> Capture:
     """What section 1 captures: the course client's 2025-11-25 handshake with a calculator, in memory."""
-    return run_in_worker(_legacy_handshake)
+    return run_sync(_legacy_handshake())
 
 
 def modern_opening() -> Capture:
     """What section 4 captures: ``server/discover`` and ``tools/list`` at 2026-07-28, in memory."""
-    return run_in_worker(_modern_opening)
+    return run_sync(_modern_opening())
 
 
 def kinds(capture: Capture) -> dict[str, int]:

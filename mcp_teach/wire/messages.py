@@ -201,3 +201,14 @@ class Capture:
             if candidate is wire:
                 return index
         raise ValueError("message is not part of this capture")
+
+
+def as_capture(source: Capture | WireMessage | Iterable[WireMessage] | Any) -> Capture:
+    """The capture behind what a lesson holds: a ``CaptureTransport`` (its ``.capture``), a capture, one message
+    or a list of them; every view and check accepts all four."""
+    capture = getattr(source, "capture", source)
+    if isinstance(capture, Capture):
+        return capture
+    if isinstance(capture, WireMessage):
+        return Capture([capture])
+    return Capture(list(capture))
