@@ -2,7 +2,7 @@
 
 The right answers are not retyped here: each test runs the code of the exercise's solution cell in
 ``notebooks/solutions/07_resources_prompts.ipynb`` (top-level ``await`` included), in a namespace holding what the
-lesson defined before it, with the offline teaching model as ``llm``.
+lesson defined before it. The wrong answers are small functions, each missing one rule of the task.
 """
 
 from __future__ import annotations
@@ -12,33 +12,37 @@ from typing import Any
 import mcp_types
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with, passed
+from fastmcp import FastMCP
+from fastmcp.exceptions import ValidationError
+from fastmcp.prompts import Message
 
 from mcp_teach.client import teaching_client
-from mcp_teach.config import Settings
 from mcp_teach.exercises import check
-from mcp_teach.lessons.l03_errors import attempt, explain
-from mcp_teach.lessons.l07_context import resource_message
-from mcp_teach.llm.provider import model_name, openai_client
-from mcp_teach.llm.teaching_docs import document_block
-from mcp_teach.servers import knowledge_base as kb
+from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.l07 import expected_context
 from mcp_teach.servers.knowledge import build_knowledge_server
-from mcp_teach.wire.capture import CaptureTransport
 
-EXERCISES = ("07.1", "07.2", "07.3", "07.4")
-OFFLINE = Settings()
+EXERCISES = ("07.1", "07.2", "07.3")
+NOTES = {"monday": "Stand-up at 9.", "tuesday": "Review lesson 07."}
+
+
+async def _resources() -> list[mcp_types.Resource]:
+    async with teaching_client(build_knowledge_server()) as client:
+        return await client.list_resources()
 
 
 def lesson_names() -> dict[str, Any]:
     """What the lesson has defined by the time its exercises start (the names their solution cells use)."""
+    notes = FastMCP("my-notes", version="0.1.0")
+    notes.resource("notes://{day}", name="note", mime_type="text/plain")(lambda day: NOTES[day])
     return {
-        "CaptureTransport": CaptureTransport,
-        "attempt": attempt,
-        "build_knowledge_server": build_knowledge_server,
-        "explain": explain,
-        "llm": openai_client(OFFLINE),
+        "FastMCP": FastMCP,
+        "Message": Message,
+        "NOTES": NOTES,
+        "ValidationError": ValidationError,
         "mcp_types": mcp_types,
-        "model": model_name(OFFLINE),
-        "resource_message": resource_message,
+        "notes": notes,
+        "resources": run_sync(_resources()),
         "teaching_client": teaching_client,
     }
 
@@ -63,35 +67,95 @@ def test_the_lesson_solution_passes(run, exercise_id: str, capsys: pytest.Captur
     passed(capsys, exercise_id)
 
 
-def test_07_1_characters_are_not_bytes_and_the_id_must_be_the_completed_one() -> None:
-    size = kb.load_documents()["resources-and-prompts"].size
-    failed_with("07.1", {"completed_id": "resources-and-prompts", "document_size": size + 1}, "resources/list")
-    failed_with("07.1", {"completed_id": "tools", "document_size": 935}, "completed_id", ".values[0]")
-    failed_with("07.1", {"completed_id": "resources-and-prompts", "document_size": "1347"}, "document_size")
+def _completion(rule):
+    def add_day_completion(mcp: FastMCP, days: list[str]) -> None:
+        @mcp.completion
+        def complete(ref, argument, context):
+            return rule(ref, argument, days)
+
+    return add_day_completion
 
 
-def test_07_2_one_code_for_both_eras_fails() -> None:
-    failed_with("07.2", {"missing_codes": {"2026-07-28": -32602, "2025-11-25": -32602}}, "2025-11-25", "legacy")
-    failed_with("07.2", {"missing_codes": {"2026-07-28": -32002, "2025-11-25": -32002}}, "2026-07-28")
-    failed_with("07.2", {"missing_codes": {"modern": -32602, "legacy": -32002}}, "the keys of missing_codes")
-    failed_with("07.2", {"missing_codes": [-32602, -32002]}, "a dict")
+def test_07_1_case_the_other_references_and_a_missing_handler_fail() -> None:
+    def case_sensitive(ref, argument, days):
+        return [day for day in days if day.startswith(argument.value)]
+
+    def everything(ref, argument, days):
+        return [day for day in days if day.lower().startswith(argument.value.lower())]
+
+    def template_only(ref, argument, days):
+        return everything(ref, argument, days) if getattr(ref, "uri", None) == "notes://{day}" else None
+
+    failed_with("07.1", {"add_day_completion": _completion(case_sensitive)}, "'T'", "lower")
+    failed_with("07.1", {"add_day_completion": _completion(everything)}, "pick_mood", "return None")
+    failed_with("07.1", {"add_day_completion": _completion(template_only)}, "plan_the_day", ".name")
+    failed_with("07.1", {"add_day_completion": lambda mcp, days: None}, "@mcp.completion")
+    failed_with("07.1", {"add_day_completion": "complete"}, "a function")
 
 
-def test_07_3_wrong_roles_types_and_counts_fail() -> None:
-    right = {"prompt_roles": ["user", "user"], "content_types": ["text", "resource"], "overview_count": 1}
-    failed_with("07.3", {**right, "prompt_roles": ["user", "assistant"]}, "prompt_roles")
-    failed_with("07.3", {**right, "content_types": ["text", "text"]}, "content_types", "embedded page")
-    failed_with("07.3", {**right, "overview_count": 2}, "overview_count", "course_overview")
+def _review(messages, *, refuse=ValidationError):
+    def add_review_prompt(mcp: FastMCP, notes: dict[str, str]) -> None:
+        @mcp.prompt
+        def review_note(day: str) -> list[Message]:
+            if day not in notes:
+                raise refuse(f"no note for {day}")
+            return messages(day, notes[day])
+
+    return add_review_prompt
 
 
-def test_07_4_the_page_must_be_in_the_conversation_and_cited() -> None:
-    page = kb.load_documents()["tools"].text
-    question = {"role": "user", "content": "What is a tool execution error?"}
-    with_page = {"role": "user", "content": document_block("docs://tools", page)}
-    answer = 'From "Tools" (docs://tools): A tool execution error ... `isError: true` ...'
-    failed_with("07.4", {"tool_conversation": [question], "tool_answer": answer}, "the documents in tool_conversation")
-    cut = {"role": "user", "content": document_block("docs://tools", page[:100])}
-    failed_with("07.4", {"tool_conversation": [cut, question], "tool_answer": answer}, "the whole page")
-    failed_with("07.4", {"tool_conversation": [question, with_page], "tool_answer": answer}, "the question")
-    failed_with("07.4", {"tool_conversation": [with_page, question], "tool_answer": "No idea."}, "citing docs://tools")
-    failed_with("07.4", {"tool_conversation": "hello", "tool_answer": answer}, "a list of chat messages")
+def _embedded(day: str, text: str, mime: str = "text/plain") -> Message:
+    contents = mcp_types.TextResourceContents(uri=f"notes://{day}", mime_type=mime, text=text)
+    return Message(mcp_types.EmbeddedResource(type="resource", resource=contents))
+
+
+def test_07_2_messages_the_embedded_resource_and_the_error_code_fail() -> None:
+    only_text = _review(lambda day, note: [Message(f"Review {day}: {note}")])
+    failed_with("07.2", {"add_review_prompt": only_text}, "(role, content type)", "EmbeddedResource")
+    markdown = _review(lambda day, note: [Message(f"Review {day}."), _embedded(day, note, "text/markdown")])
+    failed_with("07.2", {"add_review_prompt": markdown}, "(uri, mimeType, text)", "text/plain")
+    key_error = _review(lambda day, note: [Message(f"Review {day}."), _embedded(day, note)], refuse=KeyError)
+    failed_with("07.2", {"add_review_prompt": key_error}, "sunday", "-32603")
+    failed_with("07.2", {"add_review_prompt": lambda mcp, notes: None}, "review_note")
+
+
+def test_07_2_the_right_prompt_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    check("07.2", {"add_review_prompt": _review(lambda day, note: [Message(f"Review {day}."), _embedded(day, note)])})
+    passed(capsys, "07.2")
+
+
+def test_07_3_the_reference_rule_on_the_knowledge_server() -> None:
+    resources = run_sync(_resources())
+    assert expected_context(resources, 2500) == ["docs://index", "docs://mcp-overview"]
+    assert expected_context(resources, 700) == ["docs://index"]
+    assert "docs://images/connection.png" not in expected_context(resources, 10_000)
+
+
+def test_07_3_audience_order_and_skipping_fail() -> None:
+    def by_priority_no_skip(resources, budget):
+        chosen, used = [], 0
+        for resource in sorted(resources, key=lambda r: -(r.annotations.priority if r.annotations else 0.5)):
+            if resource.size is None or used + resource.size > budget:
+                break
+            chosen.append(str(resource.uri))
+            used += resource.size
+        return chosen
+
+    def everything_that_fits(resources, budget):
+        return expected_context(resources, budget) + ["docs://images/connection.png"] * (budget >= 10_000)
+
+    def stops_at_first_too_big(resources, budget):
+        readable = expected_context(resources, 10**9)
+        chosen, used = [], 0
+        sizes = {str(r.uri): r.size for r in resources}
+        for uri in readable:
+            if used + sizes[uri] > budget:
+                break
+            chosen.append(uri)
+            used += sizes[uri]
+        return chosen
+
+    failed_with("07.3", {"choose_context": everything_that_fits}, "10000", "priority")
+    failed_with("07.3", {"choose_context": stops_at_first_too_big}, "skipped and the next taken")
+    failed_with("07.3", {"choose_context": by_priority_no_skip}, "choose_context")
+    failed_with("07.3", {"choose_context": lambda resources, budget: 3}, "choose_context")

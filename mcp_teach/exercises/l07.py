@@ -1,164 +1,243 @@
 """Lesson 07's exercises (resources and prompts): what each one expects, for the check cells ``check("07.k")``.
 
-- 07.1: complete ``doc_id`` of ``docs://{doc_id}`` for ``"res"``, read the document, its size in bytes;
-- 07.2: the code of a missing resource in each era (-32602 in 2026-07-28, -32002 in 2025-11-25);
-- 07.3: the roles and content types of a prompt's messages, and a prompt without arguments;
-- 07.4: a resource put into the model's context by the application, and the answer citing it.
+- 07.1: ``add_day_completion(mcp, days)`` registers a completion handler for a template variable and a prompt
+  argument;
+- 07.2: ``add_review_prompt(mcp, notes)`` registers a prompt whose second message embeds a resource;
+- 07.3: ``choose_context(resources, budget)``, the application's choice of resources by annotations and size.
 
-The expected values are computed from the knowledge server itself (its documents, its completion), not retyped.
-The checks are synchronous; 07.1 lists the resources on a connection of its own with :func:`run_sync`.
+Each check runs the student's function on a server of its own (in memory, a real client) or on the knowledge
+server's real ``resources/list``, so it judges behaviour, not code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from typing import Any
+
+import mcp_types
+from fastmcp import FastMCP
+from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l03_errors import code_name
-from mcp_teach.llm.teaching_docs import split_documents
-from mcp_teach.servers import knowledge_base as kb
 from mcp_teach.servers.knowledge import build_knowledge_server
-from mcp_teach.servers.lookup_errors import RESOURCE_NOT_FOUND_LEGACY
 
-#: What 07.1 types into the completion.
-TYPED = "res"
-#: 07.2: the code of a missing resource in each era.
-MISSING_CODES = {"2026-07-28": -32602, "2025-11-25": RESOURCE_NOT_FOUND_LEGACY}
-#: 07.4: the resource and the question.
-TOOLS_URI = "docs://tools"
-QUESTION = "What is a tool execution error?"
+INVALID_PARAMS = -32602
+#: 07.1: the days the check's server completes, and what each request must answer.
+DAYS = ["monday", "tuesday", "thursday", "Saturday"]
+DAY_TEMPLATE = mcp_types.ResourceTemplateReference(type="ref/resource", uri="notes://{day}")
+PLAN_PROMPT = mcp_types.PromptReference(type="ref/prompt", name="plan_the_day")
+COMPLETIONS: list[tuple[Any, str, str, list[str], str]] = [
+    (DAY_TEMPLATE, "day", "t", ["tuesday", "thursday"], "the days that start with what was typed, in list order"),
+    (DAY_TEMPLATE, "day", "T", ["tuesday", "thursday"], "compare lower-cased: argument.value.lower()"),
+    (DAY_TEMPLATE, "day", "sat", ["Saturday"], "lower-case the days too when you compare, but return them unchanged"),
+    (DAY_TEMPLATE, "day", "", DAYS, "an empty value starts every day: all of them"),
+    (PLAN_PROMPT, "day", "mo", ["monday"], "complete the prompt's argument too: a PromptReference has .name"),
+    (
+        mcp_types.PromptReference(type="ref/prompt", name="pick_mood"),
+        "mood",
+        "",
+        [],
+        "return None for any other prompt or argument: check ref and argument.name first",
+    ),
+    (
+        mcp_types.ResourceTemplateReference(type="ref/resource", uri="moods://{mood}"),
+        "mood",
+        "",
+        [],
+        "return None for any other template: a ResourceTemplateReference has .uri",
+    ),
+]
+#: 07.2: the notes the check's server gets, and the day that has none.
+REVIEW_NOTES = {"monday": "Stand-up at 9.", "friday": "Ship the release."}
+NO_NOTE = "sunday"
 
 
-async def _listed_sizes() -> dict[str, int | None]:
+def _check_server(name: str) -> FastMCP:
+    """A server with the template and prompts 07.1 completes, each with one argument."""
+    server = FastMCP(name, version="1.0.0")
+
+    def note(day: str) -> str:
+        return day
+
+    def mood(mood: str) -> str:
+        return mood
+
+    def plan_the_day(day: str) -> str:
+        return day
+
+    def pick_mood(mood: str) -> str:
+        return mood
+
+    server.resource("notes://{day}", mime_type="text/plain")(note)
+    server.resource("moods://{mood}", mime_type="text/plain")(mood)
+    server.prompt(plan_the_day)
+    server.prompt(pick_mood)
+    return server
+
+
+def _register(check: Checker, function: Any, name: str, server: FastMCP, *arguments: Any) -> None:
+    check.true(callable(function), name, expected="a function", found=type(function).__name__, hint=f"def {name}(...)")
+    try:
+        function(server, *arguments)
+    except Exception as error:  # reported as feedback
+        check.fail(f"{name}(mcp, ...)", "it to register on mcp and return", f"{type(error).__name__}: {error}")
+
+
+async def _completions(server: FastMCP) -> list[list[str] | str]:
+    found: list[list[str] | str] = []
+    async with teaching_client(server) as client:
+        for ref, argument, value, _, _ in COMPLETIONS:
+            try:
+                found.append(list((await client.complete(ref, {"name": argument, "value": value})).values))
+            except MCPError as error:
+                found.append(f"JSON-RPC error {error.error.code}: {error.error.message}")
+    return found
+
+
+@exercise("07.1", answers=("add_day_completion",))
+def day_completion(check: Checker, add_day_completion: Any) -> None:
+    server = _check_server("check-07-1")
+    _register(check, add_day_completion, "add_day_completion", server, list(DAYS))
+    found = run_sync(_completions(server))
+    for (ref, argument, value, expected, hint), values in zip(COMPLETIONS, found, strict=True):
+        where = f"prompt {ref.name}" if isinstance(ref, mcp_types.PromptReference) else f"template {ref.uri}"
+        if isinstance(values, str) and "-32601" in values:
+            hint = "decorate the inner handler with @mcp.completion: without one there is no completion/complete"
+        check.equal(values, expected, f"completion/complete of {argument}={value!r} on the {where}", hint=hint)
+    print(f"{len(COMPLETIONS)} completion requests answered: 'T' -> tuesday, thursday; other arguments get none")
+
+
+async def _review(server: FastMCP) -> tuple[list[Any], Any, MCPError | None]:
+    async with teaching_client(server) as client:
+        prompts = await client.list_prompts()
+        names = [prompt.name for prompt in prompts]
+        result = await client.get_prompt("review_note", {"day": "friday"}) if "review_note" in names else None
+        try:
+            await client.get_prompt("review_note", {"day": NO_NOTE})
+            refused = None
+        except MCPError as error:
+            refused = error
+    return prompts, result, refused
+
+
+@exercise("07.2", answers=("add_review_prompt",))
+def review_prompt(check: Checker, add_review_prompt: Any) -> None:
+    server = FastMCP("check-07-2", version="1.0.0")
+    _register(check, add_review_prompt, "add_review_prompt", server, dict(REVIEW_NOTES))
+    prompts, result, refused = run_sync(_review(server))
+    by_name = {prompt.name: prompt for prompt in prompts}
+    check.contains(list(by_name), "review_note", "the prompts listed", hint="@mcp.prompt on a function review_note")
+    arguments = [(a.name, a.required) for a in by_name["review_note"].arguments or []]
+    check.equal(arguments, [("day", True)], "the arguments of review_note", hint="one parameter, day: str")
+    messages = result.messages
+    check.equal(
+        [(m.role, m.content.type) for m in messages],
+        [("user", "text"), ("user", "resource")],
+        "the (role, content type) of each message of review_note(day='friday')",
+        hint="return [Message(instruction), Message(mcp_types.EmbeddedResource(type='resource', resource=...))]",
+    )
+    embedded = messages[1].content.resource
+    check.equal(
+        (str(embedded.uri), embedded.mime_type, getattr(embedded, "text", None)),
+        ("notes://friday", "text/plain", REVIEW_NOTES["friday"]),
+        "the embedded resource's (uri, mimeType, text)",
+        hint="mcp_types.TextResourceContents(uri=f'notes://{day}', mime_type='text/plain', text=notes[day])",
+    )
+    check.equal(
+        None if refused is None else refused.error.code,
+        INVALID_PARAMS,
+        f"the error for day={NO_NOTE!r}, which has no note",
+        hint="raise fastmcp.exceptions.ValidationError(...) for a day not in notes: fastmcp sends it as -32602; "
+        "a KeyError would become -32603",
+    )
+    print("review_note: a text, then the note embedded as notes://friday (text/plain); an unknown day -32602")
+
+
+def _priority(resource: mcp_types.Resource) -> float:
+    given = resource.annotations.priority if resource.annotations else None
+    return 0.5 if given is None else given
+
+
+def expected_context(resources: list[mcp_types.Resource], budget: int) -> list[str]:
+    """The rule of 07.3, for the check to compare with."""
+
+    def readable(resource: mcp_types.Resource) -> bool:
+        audience = resource.annotations.audience if resource.annotations else None
+        mime = resource.mime_type or ""
+        text = mime.startswith("text/") or mime == "application/json"
+        return (not audience or "assistant" in audience) and text and resource.size is not None
+
+    chosen, used = [], 0
+    for resource in sorted(filter(readable, resources), key=_priority, reverse=True):
+        if used + (resource.size or 0) <= budget:
+            chosen.append(str(resource.uri))
+            used += resource.size or 0
+    return chosen
+
+
+def _resource(uri: str, mime: str | None, size: int | None, **annotations: Any) -> mcp_types.Resource:
+    notes = mcp_types.Annotations(**annotations) if annotations else None
+    return mcp_types.Resource(uri=uri, name=uri.rsplit("/", 1)[-1], mime_type=mime, size=size, annotations=notes)
+
+
+#: 07.3's own lists: (what the list tests, the resources, the budget).
+OWN_LISTS: list[tuple[str, list[mcp_types.Resource], int]] = [
+    (
+        "a resource without annotations counts as for both, priority 0.5",
+        [_resource("x://plain", "text/plain", 10), _resource("x://low", "text/plain", 10, priority=0.1)],
+        15,
+    ),
+    (
+        "no size, an unreadable type or audience ['user'] leave a resource out",
+        [
+            _resource("x://unsized", "text/plain", None, priority=1.0),
+            _resource("x://pdf", "application/pdf", 5, priority=1.0),
+            _resource("x://for-user", "text/plain", 5, audience=["user"], priority=1.0),
+            _resource("x://json", "application/json", 5, audience=["assistant"]),
+        ],
+        100,
+    ),
+    (
+        "equal priorities keep the list's order; one that does not fit is skipped and the next taken",
+        [
+            _resource("x://big", "text/markdown", 90, priority=0.9),
+            _resource("x://b", "text/markdown", 20, priority=0.5),
+            _resource("x://a", "text/markdown", 20, priority=0.5),
+        ],
+        50,
+    ),
+]
+
+
+async def _knowledge_resources() -> list[mcp_types.Resource]:
     async with teaching_client(build_knowledge_server()) as client:
-        return {str(resource.uri): resource.size for resource in await client.list_resources()}
+        return await client.list_resources()
 
 
-@exercise("07.1", answers=("completed_id", "document_size"))
-def complete_then_read(check: Checker, completed_id: Any, document_size: Any) -> None:
-    expected = [doc_id for doc_id in kb.load_documents() if doc_id.startswith(TYPED)]
-    check.equal(
-        completed_id,
-        expected[0],
-        "completed_id",
-        hint="client.complete(ResourceTemplateReference(type='ref/resource', uri='docs://{doc_id}'), "
-        "{'name': 'doc_id', 'value': 'res'}) and take .values[0]",
-    )
-    uri = f"docs://{completed_id}"
-    listed = run_sync(_listed_sizes()).get(uri)
-    check.instance(document_size, int, "document_size", hint="len(text.encode()): a number of bytes")
-    check.equal(
-        document_size,
-        listed,
-        f"document_size (the size resources/list announces for {uri})",
-        hint="read the resource and count the bytes of its UTF-8 text: len(contents[0].text.encode()) — "
-        "characters and bytes differ as soon as a page holds a character outside ASCII",
-    )
-    print(f"{TYPED!r} completes to {completed_id!r}; {uri} has {document_size} bytes, as resources/list says")
+def _choose(check: Checker, function: Callable[..., Any], resources: list[Any], budget: int, what: str) -> None:
+    try:
+        found = function(list(resources), budget)
+    except Exception as error:  # reported as feedback
+        check.fail(what, "a list of URIs", f"{type(error).__name__}: {error}")
+    found = [str(uri) for uri in found] if isinstance(found, list | tuple) else found
+    check.equal(found, expected_context(resources, budget), what, hint=_context_hint(what))
 
 
-@exercise("07.2", answers=("missing_codes",))
-def two_codes(check: Checker, missing_codes: Any) -> None:
-    check.instance(missing_codes, Mapping, "missing_codes", hint='a dict: {"2026-07-28": code, "2025-11-25": code}')
-    check.equal(
-        sorted(missing_codes),
-        sorted(MISSING_CODES),
-        "the keys of missing_codes",
-        hint='one key per era, written as the protocol version: "2026-07-28" and "2025-11-25"',
-    )
-    for era, code in MISSING_CODES.items():
-        other = "legacy" if era == "2025-11-25" else "auto (the default)"
-        check.equal(
-            missing_codes[era],
-            code,
-            f"missing_codes[{era!r}]",
-            hint=f"read docs://missing on a connection with mode={other!r} and store the MCPError's .code "
-            "(an int); section 5 shows both",
-        )
-    print(
-        f"2026-07-28: {missing_codes['2026-07-28']} ({code_name(missing_codes['2026-07-28'])}); "
-        f"2025-11-25: {missing_codes['2025-11-25']} (resource not found, retired in 2026-07-28)"
-    )
+def _context_hint(what: str) -> str:
+    if "knowledge" in what:
+        return "sort the readable resources by priority, highest first, then add each one whose size still fits"
+    return what.split(": ", 1)[-1]
 
 
-@exercise("07.3", answers=("prompt_roles", "content_types", "overview_count"))
-def prompt_messages(check: Checker, prompt_roles: Any, content_types: Any, overview_count: Any) -> None:
-    check.equal(
-        list(prompt_roles) if isinstance(prompt_roles, list | tuple) else prompt_roles,
-        ["user", "user"],
-        "prompt_roles",
-        hint="[message.role for message in result.messages] of get_prompt('summarize_document', {...})",
-    )
-    check.equal(
-        list(content_types) if isinstance(content_types, list | tuple) else content_types,
-        ["text", "resource"],
-        "content_types",
-        hint="[message.content.type for message in result.messages]: the instruction, then the embedded page",
-    )
-    check.equal(
-        overview_count,
-        1,
-        "overview_count",
-        hint="len(result.messages) of client.get_prompt('course_overview'), which takes no arguments",
-    )
-    print("summarize_document: two user messages (text, then the page as an embedded resource); course_overview: one")
-
-
-def _message_text(message: Any) -> str:
-    content = message.get("content") if isinstance(message, Mapping) else None
-    return content if isinstance(content, str) else ""
-
-
-@exercise("07.4", answers=("tool_conversation", "tool_answer"))
-def resource_in_context(check: Checker, tool_conversation: Any, tool_answer: Any) -> None:
-    check.true(
-        isinstance(tool_conversation, list) and all(isinstance(m, Mapping) for m in tool_conversation),
-        "tool_conversation",
-        expected="a list of chat messages (dicts with 'role' and 'content')",
-        found=type(tool_conversation).__name__,
-        hint="[resource_message(contents), {'role': 'user', 'content': question}]",
-    )
-    documents = [doc for message in tool_conversation for doc in split_documents(_message_text(message))[0]]
-    sources = [doc.source for doc in documents]
-    check.contains(
-        sources,
-        TOOLS_URI,
-        "the documents in tool_conversation",
-        hint="read docs://tools with client.read_resource and pass the result to resource_message",
-    )
-    page = kb.load_documents()["tools"].text
-    check.true(
-        any(doc.source == TOOLS_URI and doc.text.strip() == page.strip() for doc in documents),
-        "the text of docs://tools in tool_conversation",
-        expected="the whole page, as resources/read returned it",
-        found=[len(doc.text) for doc in documents if doc.source == TOOLS_URI],
-        hint="pass all the contents of read_resource('docs://tools') to resource_message, unchanged",
-    )
-    last = tool_conversation[-1] if tool_conversation else {}
-    check.true(
-        last.get("role") == "user" and QUESTION.lower() in _message_text(last).lower(),
-        "the last message of tool_conversation",
-        expected=f'the question, {{"role": "user", "content": "{QUESTION}"}}',
-        found=last,
-        hint="put the question after the resource message: the model answers the last user message",
-    )
-    check.true(
-        isinstance(tool_answer, str) and TOOLS_URI in tool_answer,
-        "tool_answer",
-        expected=f"the model's answer, citing {TOOLS_URI}",
-        found=tool_answer,
-        hint="tool_answer = completion.choices[0].message.content of llm.chat.completions.create(model=model, "
-        "messages=tool_conversation)",
-    )
-    check.true(
-        "isError" in tool_answer,
-        "tool_answer",
-        expected="the sentence of the page about tool execution errors (it mentions isError)",
-        found=tool_answer,
-        hint="ask exactly the question of the task, without tools, so the model answers from the page",
-    )
-    print(f"the page was in the context, and the answer quotes it: {tool_answer[:80]}…")
+@exercise("07.3", answers=("choose_context",))
+def context_choice(check: Checker, choose_context: Any) -> None:
+    check.true(callable(choose_context), "choose_context", expected="a function", found=type(choose_context).__name__)
+    knowledge = run_sync(_knowledge_resources())
+    for budget in (0, 700, 2500, 3000, 10_000):
+        _choose(check, choose_context, knowledge, budget, f"choose_context(<the knowledge server's list>, {budget})")
+    for what, resources, budget in OWN_LISTS:
+        _choose(check, choose_context, resources, budget, f"choose_context(<a list of the check's>, {budget}): {what}")
+    print(f"budget 3000 on the knowledge server: {', '.join(expected_context(knowledge, 3000))}")

@@ -1,8 +1,10 @@
 """The knowledge MCP server: the course's documents as tools, resources and prompts, with completion.
 
-One server for all three primitives, and who decides what each one puts in front of the model: the model
-calls ``search_documents``/``get_document``, the application reads ``docs://`` resources, the user picks a
-prompt. Run it with ``python -m mcp_teach.server --server knowledge``; the documents and the ranking live in
+One server for all three primitives, so that lesson 07 can show who decides what each one puts in front of the
+model: the model calls ``search_documents``/``get_document``, the application reads ``docs://`` resources, the
+user picks a prompt. Lesson 07 writes ``add_resources``, ``add_template``, ``add_prompts``, ``add_completion`` and
+``build_knowledge_server`` in its cells (exported here); lessons 10 and 11 start the server. Run it with
+``python -m mcp_teach.server --server knowledge``; the documents and the ranking live in
 :mod:`mcp_teach.servers.knowledge_base`.
 """
 
@@ -38,18 +40,16 @@ STYLES = {
     "paragraph": "as one paragraph of three or four sentences",
     "tweet": "in one sentence of at most 280 characters",
 }
-#: Who a document is for and how much it matters (``annotations`` of each document resource).
-AUDIENCE: list[mcp_types.Role] = ["user", "assistant"]
 
 
-class _SizedText(TextResource):
+class SizedText(TextResource):
     """A text resource that reports its ``size`` in ``resources/list`` (fastmcp leaves it out)."""
 
     def to_mcp_resource(self, **overrides: Any) -> mcp_types.Resource:
         return super().to_mcp_resource(**overrides).model_copy(update={"size": len(self.text.encode())})
 
 
-class _SizedBinary(BinaryResource):
+class SizedBinary(BinaryResource):
     """A binary resource that reports its ``size`` in ``resources/list``."""
 
     def to_mcp_resource(self, **overrides: Any) -> mcp_types.Resource:
@@ -89,102 +89,36 @@ def get_document(
         raise ToolError(error.args[0]) from None
 
 
-def read_template(doc_id: str) -> str:
-    """``docs://{doc_id}``: the same text as the document's own resource, for a URI the client built."""
-    try:
-        return document(doc_id).text
-    except KeyError as error:
-        # -32602 from fastmcp, which ExplainUnknownNames turns into the era's "not found" listing the URIs.
-        # (fastmcp's NotFoundError raised here would reach the client as -32603 "Error reading resource".)
-        raise bad_argument(error.args[0]) from None
-
-
-def summarize_document(doc_id: str, style: str) -> list[Message]:
-    """Ask the model to summarize one document in a chosen style: the document travels as an embedded resource.
-
-    Args:
-        doc_id: The document to summarize, e.g. 'tools' (completion suggests the ids).
-        style: One of: bullet, paragraph, tweet.
-    """
-    if style not in STYLES:
-        raise bad_argument(f"Unknown style {style!r} for summarize_document. Use one of: {', '.join(STYLES)}.")
-    try:
-        page = document(doc_id)
-    except KeyError as error:
-        raise bad_argument(f"{error.args[0]} (argument 'doc_id' of summarize_document)") from None
-    resource = mcp_types.EmbeddedResource(
-        type="resource",
-        resource=mcp_types.TextResourceContents(uri=f"docs://{doc_id}", text=page.text, mime_type="text/markdown"),
-    )
-    return [
-        Message(f"Summarize the document '{page.title}' {STYLES[style]}. Use only what the document says."),
-        Message(resource),
-    ]
-
-
-def course_overview() -> str:
-    """Start here: what the knowledge base holds, in reading order (a prompt without arguments)."""
-    pages = "\n".join(f"- {d.doc_id}: {d.title}" for d in kb.load_documents().values())
-    return (
-        "I am learning the Model Context Protocol. The knowledge base has these pages:\n"
-        f"{pages}\n"
-        "Suggest an order to read them in, one sentence per page on what I will learn."
-    )
-
-
-def complete(
-    ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
-    argument: mcp_types.CompletionArgument,
-    context: mcp_types.CompletionContext | None,
-) -> list[str]:
-    """Values starting with what was typed: document ids for ``doc_id``, the styles for ``style``.
-
-    Unknown prompts, templates and argument names never get here: :mod:`.lookup_errors` refuses them first.
-    """
-    values = STYLES if argument.name == "style" else kb.load_documents()
-    typed = argument.value.lower()
-    return [value for value in values if value.startswith(typed)]
-
-
-def build_knowledge_server() -> FastMCP:
-    """Create a fresh knowledge server: two tools, the index, one resource per document, an image, a template,
-    two prompts and completion."""
-    server = ExplainingFastMCP(
-        SERVER_NAME,
-        instructions=SERVER_INSTRUCTIONS,
-        version=SERVER_VERSION,
-    )
-    server.tool(search_documents, title="Search Documents")
-    server.tool(get_document, title="Get Document")
-    documents = kb.load_documents()
-    index = [
-        {"doc_id": d.doc_id, "title": d.title, "uri": f"docs://{d.doc_id}", "size": d.size} for d in documents.values()
-    ]
-    server.add_resource(
-        _SizedText(
+def add_resources(mcp: FastMCP) -> None:
+    """The resources with a fixed URI: the index (JSON), one per page (Markdown) and an image (PNG)."""
+    pages = kb.load_documents().values()
+    index = [{"doc_id": p.doc_id, "title": p.title, "uri": f"docs://{p.doc_id}", "size": p.size} for p in pages]
+    for_both = ["user", "assistant"]  # annotations.audience: the user and the model
+    mcp.add_resource(
+        SizedText(
             uri=INDEX_URI,
             name="index",
             title="Index of the documents",
             description="Every document's id, title, URI and size in bytes (JSON).",
             mime_type="application/json",
             text=kb.json_text(index),
-            annotations=mcp_types.Annotations(audience=AUDIENCE, priority=1.0),
+            annotations=mcp_types.Annotations(audience=for_both, priority=1.0),
         )
     )
-    for page in documents.values():
-        server.add_resource(
-            _SizedText(
+    for page in pages:
+        mcp.add_resource(
+            SizedText(
                 uri=f"docs://{page.doc_id}",
                 name=page.doc_id,
                 title=page.title,
                 description=f"The course page '{page.title}' (Markdown).",
                 mime_type="text/markdown",
                 text=page.text,
-                annotations=mcp_types.Annotations(audience=AUDIENCE, priority=page.priority),
+                annotations=mcp_types.Annotations(audience=for_both, priority=page.priority),
             )
         )
-    server.add_resource(
-        _SizedBinary(
+    mcp.add_resource(
+        SizedBinary(
             uri=IMAGE_URI,
             name="connection-image",
             title="Host, client and server",
@@ -194,14 +128,80 @@ def build_knowledge_server() -> FastMCP:
             annotations=mcp_types.Annotations(audience=["user"], priority=0.2),
         )
     )
-    server.resource(
+
+
+def add_template(mcp: FastMCP) -> None:
+    """``docs://{doc_id}``: any page by its id, for a URI the client builds."""
+
+    @mcp.resource(
         TEMPLATE_URI,
         name="document",
         title="A document by id",
         description="Any document of the index by its id; completion suggests the ids.",
         mime_type="text/markdown",
-    )(read_template)
-    server.prompt(summarize_document, title="Summarize a document")
-    server.prompt(course_overview, title="Course overview")
-    server.completion(complete)
-    return explain_unknown_names(server)
+    )
+    def read_template(doc_id: str) -> str:
+        try:
+            return document(doc_id).text
+        except KeyError as error:
+            # -32602 (fastmcp's ValidationError): a value the template does not name is an unknown resource.
+            raise bad_argument(error.args[0]) from None
+
+
+def add_prompts(mcp: FastMCP) -> None:
+    """``summarize_document`` (two arguments; the page travels inside the prompt) and ``course_overview`` (none)."""
+
+    @mcp.prompt(title="Summarize a document")
+    def summarize_document(doc_id: str, style: str) -> list[Message]:
+        """Ask the model to summarize one document in a chosen style: the document travels as an embedded resource.
+
+        Args:
+            doc_id: The document to summarize, e.g. 'tools' (completion suggests the ids).
+            style: One of: bullet, paragraph, tweet.
+        """
+        if style not in STYLES:
+            raise bad_argument(f"Unknown style {style!r} for summarize_document. Use one of: {', '.join(STYLES)}.")
+        try:
+            page = document(doc_id)
+        except KeyError as error:
+            raise bad_argument(f"{error.args[0]} (argument 'doc_id' of summarize_document)") from None
+        contents = mcp_types.TextResourceContents(uri=f"docs://{doc_id}", text=page.text, mime_type="text/markdown")
+        return [
+            Message(f"Summarize the document '{page.title}' {STYLES[style]}. Use only what the document says."),
+            Message(mcp_types.EmbeddedResource(type="resource", resource=contents)),
+        ]
+
+    @mcp.prompt(title="Course overview")
+    def course_overview() -> str:
+        """Start here: what the knowledge base holds, in reading order (a prompt without arguments)."""
+        pages = "\n".join(f"- {d.doc_id}: {d.title}" for d in kb.load_documents().values())
+        return (
+            f"I am learning the Model Context Protocol. The knowledge base has these pages:\n{pages}\n"
+            "Suggest an order to read them in, one sentence per page on what I will learn."
+        )
+
+
+def add_completion(mcp: FastMCP) -> None:
+    """``completion/complete``: the document ids for ``doc_id`` (template and prompt), the styles for ``style``."""
+
+    @mcp.completion
+    def complete(
+        ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+        argument: mcp_types.CompletionArgument,
+        context: mcp_types.CompletionContext | None,
+    ) -> list[str]:
+        # Unknown prompts, templates and argument names never get here: ExplainUnknownNames refuses them first.
+        values = STYLES if argument.name == "style" else kb.load_documents()
+        return [value for value in values if value.startswith(argument.value.lower())]
+
+
+def build_knowledge_server() -> FastMCP:
+    """A fresh knowledge server: two tools, seven resources and a template, two prompts and completion."""
+    mcp = ExplainingFastMCP(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION)
+    mcp.tool(search_documents, title="Search Documents")
+    mcp.tool(get_document, title="Get Document")
+    add_resources(mcp)
+    add_template(mcp)
+    add_prompts(mcp)
+    add_completion(mcp)
+    return explain_unknown_names(mcp)
