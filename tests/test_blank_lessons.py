@@ -54,4 +54,3 @@ def test_solved_lessons_carry_nbgrader_metadata(path):
     for cell in notebook.cells:
         if "nbgrader" in cell.metadata and cell.cell_type == "code":
             assert {SOLUTION, CHECK} & set(tags(cell)), "only exercise cells are nbgrader cells"
-

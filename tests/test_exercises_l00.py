@@ -22,10 +22,6 @@ INITIALIZE_PARAMS = {
 }
 
 
-
-
-
-
 @pytest.fixture(scope="module")
 def streamable_http_answers():
     """The solution of 00.1, run for real."""

@@ -52,10 +52,6 @@ def calculator_power(base: float, exponent: float) -> float:
     return base**exponent
 
 
-
-
-
-
 def listed(capture: CaptureTransport) -> list[dict]:
     reply = capture.capture.response_to(capture.capture.requests("tools/list")[-1])
     return reply.message["result"]["tools"]

@@ -4,36 +4,26 @@ expected / found / hint, and missing ones are "not attempted" (an error while gr
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 
-import httpx2
 import pytest
 from exercise_support import failed_with, passed
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises import ExerciseNotAttempted, check
-from mcp_teach.lessons.l05_diff import diff_captures
+from mcp_teach.display.json_diff import diff_captures
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
-HEADERS = {
-    "accept": "application/json, text/event-stream",
-    "content-type": "application/json",
-    "mcp-protocol-version": "2025-11-25",
-}
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
 }
-
-
-
-
 
 
 async def _session(target, mode="legacy", calls=(("calculator_multiply", 6, 7), ("calculator_subtract", 42, 2))):
@@ -84,115 +74,94 @@ def test_05_1_a_diff_in_the_other_order_fails(stdio_and_sse):
     failed_with("05.1", {**stdio_and_sse, "my_diff": reversed_diff}, "stdio first")
 
 
-@pytest.fixture(scope="module")
-def session_answers():
-    """The solution of 05.2: the lesson's 2025-11-25 streamable-HTTP session, then two hand-made POSTs."""
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
-    async def solve():
-        async with serve_http("streamable-http") as url:
-            lesson_capture = await _session(url)
-        async with serve_http("streamable-http") as url, httpx2.AsyncClient() as http_client:
-            made_up = await http_client.post(url, json=TOOLS_LIST, headers=HEADERS | {"mcp-session-id": "0" * 32})
-            none = await http_client.post(url, json=TOOLS_LIST, headers=HEADERS)
-        return lesson_capture, made_up, none
 
-    lesson_capture, made_up_reply, no_session_reply = asyncio.run(solve())
-    exchanges = lesson_capture.capture.http
-    issued_in = next(n for n, e in enumerate(exchanges, start=1) if "mcp-session-id" in e.response_headers)
-    session_id = exchanges[issued_in - 1].response_headers["mcp-session-id"]
-    first_sent_back = next(
-        n for n, e in enumerate(exchanges, start=1) if e.request_headers.get("mcp-session-id") == session_id
-    )
-    return {
-        "exchanges": exchanges,
-        "session_id": session_id,
-        "issued_in": issued_in,
-        "first_sent_back": first_sent_back,
-        "made_up_reply": made_up_reply,
-        "no_session_reply": no_session_reply,
+async def handshake_by_hand(url, http):
+    """The solution of 05.2."""
+    replies = [await http.post(url, json=INITIALIZE, headers=POST_HEADERS)]
+    session = POST_HEADERS | {
+        "mcp-session-id": replies[0].headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
     }
+    replies.append(await http.post(url, json=INITIALIZED, headers=session))
+    replies.append(await http.post(url, json=TOOLS_LIST, headers=session))
+    replies.append(await http.delete(url, headers=session))
+    replies.append(await http.post(url, json=TOOLS_LIST, headers=session))
+    return replies
 
 
-def test_05_2_the_real_answers_pass(session_answers, capsys):
-    check("05.2", session_answers)
-    assert "made-up id → 404, no id → 400" in passed(capsys, "05.2")
+def test_05_2_the_real_handshake_passes(capsys):
+    check("05.2", {"handshake_by_hand": handshake_by_hand})
+    assert "DELETE 200, tools/list 404" in passed(capsys, "05.2")
 
 
-def test_05_2_a_copied_session_id_fails(session_answers):
-    failed_with("05.2", {**session_answers, "session_id": "4aeb88909109466c9ad60694f5b8db45"}, "do not copy it")
+def test_05_2_a_plain_function_fails():
+    failed_with("05.2", {"handshake_by_hand": lambda url, http: []}, "an async function")
 
 
-def test_05_2_counting_from_zero_fails(session_answers):
-    failed_with("05.2", {**session_answers, "issued_in": 0}, "numbering starts at 1")
+def test_05_2_without_the_session_id_fails_with_the_rule():
+    async def forgets_the_id(url, http):
+        replies = [await http.post(url, json=INITIALIZE, headers=POST_HEADERS)]
+        later = POST_HEADERS | {"mcp-protocol-version": "2025-11-25"}
+        replies.append(await http.post(url, json=INITIALIZED, headers=later))
+        replies.append(await http.post(url, json=TOOLS_LIST, headers=later))
+        replies.append(await http.delete(url, headers=later))
+        replies.append(await http.post(url, json=TOOLS_LIST, headers=later))
+        return replies
+
+    message = failed_with("05.2", {"handshake_by_hand": forgets_the_id}, "the mcp-session-id of request 2")
+    assert "send back the id" in message
 
 
-def test_05_2_the_replies_swapped_fail(session_answers):
-    swapped = {
-        **session_answers,
-        "made_up_reply": session_answers["no_session_reply"],
-        "no_session_reply": session_answers["made_up_reply"],
-    }
-    failed_with("05.2", swapped, "whether the request of made_up_reply has an mcp-session-id header")
+def test_05_2_without_the_delete_fails():
+    async def no_delete(url, http):
+        replies = await handshake_by_hand(url, http)
+        return replies[:3] + replies[4:]
+
+    failed_with("05.2", {"handshake_by_hand": no_delete}, "the requests sent", "then DELETE")
 
 
-def test_05_2_the_hint_says_when_a_session_id_is_required(session_answers):
-    ok = httpx2.Response(200, request=session_answers["no_session_reply"].request)
-    message = failed_with("05.2", {**session_answers, "no_session_reply": ok}, "expected 400, found 200")
-    assert "once the server has assigned a session id" in message
+def test_05_2_an_error_in_the_function_is_reported_as_found():
+    async def broken(url, http):
+        raise KeyError("mcp-session-id")
+
+    failed_with("05.2", {"handshake_by_hand": broken}, "KeyError")
 
 
-def test_05_2_exchanges_of_another_transport_fail(session_answers, stdio_and_sse):
-    sse_exchanges = stdio_and_sse["sse_capture"].capture.http
-    failed_with("05.2", {**session_answers, "exchanges": sse_exchanges}, "the first exchange in exchanges")
+def header_value(value):
+    """The solution of 05.3."""
+    plain = value == value.strip() and all(" " <= c <= "~" for c in value)
+    if plain and not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
 
 
-def predicted_requests(transport, mode, n):
-    if transport == "stdio":
-        return 0
-    if transport == "sse":
-        return 1 + 3 + n
-    if mode == "legacy":
-        return 3 + 1 + n + 1
-    return 2 + n
+def test_05_3_the_real_encoder_passes(capsys):
+    check("05.3", {"header_value": header_value})
+    assert "5 Base64-encoded" in passed(capsys, "05.3")
 
 
-@pytest.fixture(scope="module")
-def five_calls():
-    """The sessions of the solution of 05.3."""
-
-    async def solve():
-        found = {}
-        for transport, mode in [("sse", "legacy"), ("streamable-http", "legacy"), ("streamable-http", "auto")]:
-            async with serve_http(transport) as url:
-                found[transport, mode] = await _session(url, mode, calls=[("calculator_add", k, 1) for k in range(5)])
-        return found
-
-    return asyncio.run(solve())
+def test_05_3_sending_every_value_plain_fails_on_the_server():
+    message = failed_with("05.3", {"header_value": lambda value: value}, "the server's answer", "not sent")
+    assert "=?base64?" in message
 
 
-def test_05_3_the_real_formula_passes(five_calls, capsys):
-    check("05.3", {"predicted_requests": predicted_requests, "five_calls": five_calls})
-    out = passed(capsys, "05.3")
-    assert "streamable-http  legacy  10                   10" in out
+def test_05_3_encoding_every_value_fails_on_the_plain_ones():
+    def always(value):
+        return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
+
+    failed_with("05.3", {"header_value": always}, "header_value('us-west1')", "goes as it is")
 
 
-def test_05_3_a_formula_without_the_delete_fails(five_calls):
-    def no_delete(transport, mode, n):
-        return predicted_requests(transport, mode, n) - (transport == "streamable-http" and mode == "legacy")
+def test_05_3_forgetting_the_marker_look_alike_fails():
+    def no_marker_rule(value):
+        plain = value == value.strip() and all(" " <= c <= "~" for c in value)
+        return value if plain else header_value(value)
 
-    failed_with("05.3", {"predicted_requests": no_delete, "five_calls": five_calls}, "section 8")
-
-
-def test_05_3_a_formula_right_only_for_five_calls_fails(five_calls):
-    def only_five(transport, mode, n):
-        return predicted_requests(transport, mode, 5)
-
-    failed_with("05.3", {"predicted_requests": only_five, "five_calls": five_calls}, "a real session with 0 tool calls")
-
-
-def test_05_3_a_missing_session_fails(five_calls):
-    partial = {key: value for key, value in five_calls.items() if key[0] != "sse"}
-    failed_with("05.3", {"predicted_requests": predicted_requests, "five_calls": partial}, "the keys of five_calls")
+    failed_with("05.3", {"header_value": no_marker_rule}, "'=?base64?literal?='")
 
 
 @pytest.fixture(scope="module")

@@ -1,101 +1,81 @@
 """Lesson 06's exercise checks (mcp_teach.exercises.l06): real measurements pass, wrong answers fail with
-expected / found / hint, and missing ones are "not attempted" (an error while grading). Small counts throughout;
-nothing asserts how fast anything was."""
+expected / found / hint, and missing ones are "not attempted" (an error while grading). 06.1 and 06.2 are solved by
+the lesson's own solution cells, run with its measuring functions; nothing asserts how fast anything was."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import statistics
 import time
+from typing import Any
 
+import nbformat
 import pytest
-from exercise_support import failed_with, passed
+from exercise_support import SolvedLesson, failed_with, passed
 from fastmcp import FastMCP
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.exercises import ExerciseNotAttempted, check
-from mcp_teach.lessons.l06_calls import measure_calls
 from mcp_teach.llm.loop import ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.messages import WireMessage
+
+#: The lesson's measuring functions that the exercises use.
+MEASURING = ("time_calls", "take_turns")
 
 
-def build_blob_server() -> FastMCP:
-    """The solution's blob server."""
-    server = FastMCP("blob", version="1.0.0")
+def lesson_names() -> dict[str, Any]:
+    """What the lesson has defined when its exercises start: its measuring cells, run, and the names they import."""
+    notebook = nbformat.read(LESSON.path, as_version=4)
+    namespace: dict[str, Any] = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and any(f"async def {name}(" in cell.source for name in MEASURING):
+            exec(cell.source, namespace)
+    return {
+        **namespace,
+        "statistics": statistics,
+        "teaching_client": teaching_client,
+        "stdio_transport": stdio_transport,
+        "serve_http": serve_http,
+        "CaptureTransport": CaptureTransport,
+    }
 
-    @server.tool
-    def blob(size: int) -> str:
-        """A text of `size` letters x."""
-        return "x" * size
 
-    return server
+LESSON = SolvedLesson("06_latency_lab.ipynb", lesson_names)
 
 
 @pytest.fixture(scope="module")
 def capture_answers():
-    """06.1 solved for real, with few calls: two stdio servers, the second one captured."""
-    import asyncio
+    """06.1 solved for real by the lesson's own solution cell: two stdio servers side by side, one captured."""
+    return asyncio.run(LESSON.run_solution("06.1"))
 
-    calls, warmup = 5, 1
 
-    async def solve():
-        async with teaching_client(stdio_transport()) as client:
-            samples_off = await measure_calls(client, calls, warmup)
-        captured = CaptureTransport(stdio_transport())
-        async with teaching_client(captured) as client:
-            samples_on = await measure_calls(client, calls, warmup)
-        return {
-            "samples_off": samples_off,
-            "samples_on": samples_on,
-            "captured": captured,
-            "capture_ratio": statistics.median(samples_on) / statistics.median(samples_off),
-            "CAPTURE_CALLS": calls,
-            "CAPTURE_WARMUP": warmup,
-        }
-
-    return asyncio.run(solve())
+def without_turns(captured: CaptureTransport) -> CaptureTransport:
+    """What ``captured`` would have recorded had its calls run back to back: every pause closed up."""
+    replay = CaptureTransport(stdio_transport())  # never connected: no process starts
+    shift, previous_at = 0.0, None
+    for wire in captured.capture:
+        if wire.method == "tools/call" and previous_at is not None:
+            shift += max(0.0, wire.at - shift - previous_at - 1e-5)
+        replay.capture.messages.append(WireMessage(wire.direction, wire.message, wire.at - shift))
+        previous_at = wire.at - shift
+    return replay
 
 
 @pytest.fixture(scope="module")
 def blob_answers():
-    """06.2 solved for real, with small sizes and few calls."""
-    import asyncio
-
-    sizes, calls = (10, 1000), 2
-
-    async def solve():
-        blob_samples = {}
-        for size in sizes:
-            options = {"tool": "blob", "arguments": {"size": size}}
-            async with teaching_client(build_blob_server()) as client:
-                blob_samples["in-memory", size] = await measure_calls(client, calls, 1, **options)
-            async with serve_http(server=build_blob_server()) as url, teaching_client(url) as client:
-                blob_samples["streamable-http", size] = await measure_calls(client, calls, 1, **options)
-        extra_ms = {
-            transport: statistics.median(blob_samples[transport, max(sizes)])
-            - statistics.median(blob_samples[transport, min(sizes)])
-            for transport in ("in-memory", "streamable-http")
-        }
-        return {
-            "build_blob_server": build_blob_server,
-            "blob_samples": blob_samples,
-            "extra_ms": extra_ms,
-            "BLOB_SIZES": sizes,
-            "BLOB_CALLS": calls,
-        }
-
-    return asyncio.run(solve())
+    """06.2 solved for real by the lesson's own solution cell."""
+    return asyncio.run(LESSON.run_solution("06.2"))
 
 
 @pytest.fixture(scope="module")
 def loop_answers():
-    """06.3 solved for real with the offline teaching model."""
-    import asyncio
-
+    """06.3 solved for real with the offline teaching model (the solution cell would read .env)."""
     settings = Settings()  # the defaults: the offline model, whatever .env says
 
     async def solve():
@@ -125,6 +105,10 @@ def loop_answers():
     return asyncio.run(solve())
 
 
+def test_the_answers_are_defined_only_in_the_exercises():
+    assert LESSON.assert_answers_defined_nowhere_else() == ["06.1", "06.2", "06.3"]
+
+
 def test_06_1_real_measurements_pass_and_print_the_ratio(capture_answers, capsys):
     check("06.1", capture_answers)
     assert "median with the capture / without" in passed(capsys, "06.1")
@@ -142,6 +126,27 @@ def test_06_1_too_few_samples_fail(capture_answers):
 
 def test_06_1_a_capture_of_another_connection_fails(capture_answers):
     failed_with("06.1", {**capture_answers, "captured": CaptureTransport(build_calculator_server())}, "stdio")
+
+
+def test_06_1_a_capture_that_did_not_carry_the_calls_fails(capture_answers):
+    failed_with("06.1", {**capture_answers, "captured": CaptureTransport(stdio_transport())}, "tools/list")
+
+
+def test_06_1_seconds_instead_of_ms_fail(capture_answers):
+    seconds = [sample / 1000 for sample in capture_answers["samples_on"]]
+    ratio = statistics.median(seconds) / statistics.median(capture_answers["samples_off"])
+    failed_with("06.1", {**capture_answers, "samples_on": seconds, "capture_ratio": ratio}, "samples_on[0]", "1e6")
+
+
+def test_06_1_microseconds_instead_of_ms_fail(capture_answers):
+    micro = [sample * 1000 for sample in capture_answers["samples_on"]]
+    ratio = statistics.median(micro) / statistics.median(capture_answers["samples_off"])
+    failed_with("06.1", {**capture_answers, "samples_on": micro, "capture_ratio": ratio}, "sum of samples_on")
+
+
+def test_06_1_calls_back_to_back_instead_of_taking_turns_fail(capture_answers):
+    replay = without_turns(capture_answers["captured"])
+    failed_with("06.1", {**capture_answers, "captured": replay}, "longest pause", "take turns")
 
 
 def test_06_2_real_measurements_pass_and_print_the_extra_ms(blob_answers, capsys):
@@ -193,12 +198,12 @@ def test_06_3_a_wrong_share_fails(loop_answers):
 
 @pytest.mark.parametrize("exercise_id", ["06.1", "06.2", "06.3"])
 def test_missing_answers_are_not_attempted(exercise_id, capsys, monkeypatch):
-    given = {"CAPTURE_CALLS": 50, "CAPTURE_WARMUP": 10, "BLOB_SIZES": (10,), "BLOB_CALLS": 10}  # the cells' setup
+    given = {"CAPTURE_CALLS": 40, "CAPTURE_WARMUP": 10, "CAPTURE_BLOCK": 10, "BLOB_SIZES": (10,), "BLOB_CALLS": 10}
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     check(exercise_id, dict(given))
     out = capsys.readouterr().out
     assert f"Exercise {exercise_id} — not attempted yet" in out
-    assert "CAPTURE_CALLS" not in out and "BLOB_SIZES" not in out  # only what is missing is named
+    assert "CAPTURE_CALLS" not in out and "BLOB_SIZES" not in out  # only what is missing is named (not the setup)
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     with pytest.raises(ExerciseNotAttempted):
         check(exercise_id, dict(given))

@@ -36,8 +36,9 @@ button, and kills a kernel whose cell holds a stdio server. Every interrupt must
 clean-up that swallowed the cancellation would let the cell run on. Odd-numbered cycles record through
 :class:`CaptureTransport`, as the lessons do.
 
-The latency lesson's HTTP echo server (``http_echo_baseline``) is another in-process runner; ten
-measurements are interrupted or timed out half-way, which left its port listening before the fix.
+The latency lesson's HTTP echo (an ASGI app served by ``serve_asgi``, timed in a loop as the lesson's cell does) is
+another in-process runner; ten measurements are interrupted or timed out half-way, which left its port listening
+before the fix.
 
 A stdio cycle spawns a Python process (about a second of imports), so :data:`STDIO_LANES` cycles run at
 once; each cycle finds its own server by its log file, which is the process's stderr. The stdio test
@@ -58,6 +59,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
+import httpx2
 import psutil
 import pytest
 from fastmcp import Client, FastMCP
@@ -67,10 +69,9 @@ from support import HANG_TIMEOUT, refuses_connections
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.kernel import KERNEL, descendants, kill_all
-from mcp_teach.lessons.l06_baselines import http_echo_baseline
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import HttpTransport
-from mcp_teach.transports.in_process import serve_http, stdio_transport
+from mcp_teach.transports.in_process import serve_asgi, serve_http, stdio_transport
 from mcp_teach.transports.sockets import bind_socket
 from mcp_teach.wire.capture import CaptureTransport
 
@@ -490,6 +491,28 @@ def test_http_servers_stop_however_the_block_ends(run, transport):
     assert_nothing_left(before)
 
 
+async def _echo_app(scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+    """Lesson 06's echo: answers every request with its own body."""
+    body, more = b"", True
+    while more:
+        message = await receive()
+        body, more = body + message.get("body", b""), message.get("more_body", False)
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def http_echo_baseline(requests: int) -> list[float]:
+    """Lesson 06's HTTP-without-MCP measurement: ``requests`` POSTs to the echo, each timed (ms)."""
+    samples = []
+    async with serve_asgi(_echo_app, lifespan="off") as port, httpx2.AsyncClient() as http:
+        for _ in range(requests):
+            start = time.perf_counter_ns()
+            await http.post(f"http://127.0.0.1:{port}/echo", content=b'{"jsonrpc":"2.0"}')
+            samples.append((time.perf_counter_ns() - start) / 1e6)
+    return samples
+
+
 async def echo_measurement_started(listening_before: frozenset[tuple[str, int]], started: asyncio.Event) -> int:
     """Wait until the echo server of :func:`http_echo_baseline` listens; set ``started``, return its port."""
     while not (new := listening_sockets() - listening_before):
@@ -501,7 +524,7 @@ async def echo_measurement_started(listening_before: frozenset[tuple[str, int]],
 
 
 def test_the_latency_echo_server_stops_when_a_measurement_is_interrupted(run):
-    """``http_echo_baseline`` (the HTTP-without-MCP baseline of the latency lesson) serves in-process too."""
+    """The HTTP-without-MCP baseline of the latency lesson serves in-process too."""
     before = Holdings.now()
 
     async def cycles() -> list[str]:
@@ -509,12 +532,12 @@ def test_the_latency_echo_server_stops_when_a_measurement_is_interrupted(run):
             started = asyncio.Event()
             watcher = asyncio.create_task(echo_measurement_started(before.listening, started))
             if number % 2:
-                await interrupt(http_echo_baseline(10**6, warmup=0), started)
+                await interrupt(http_echo_baseline(10**6), started)
             else:
 
                 async def measure(scope: anyio.CancelScope) -> None:
                     with scope:
-                        await http_echo_baseline(10**6, warmup=0)
+                        await http_echo_baseline(10**6)
 
                 task, _ = await cancel_scope_at(started, measure)
                 await task

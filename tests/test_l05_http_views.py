@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from l05_support import record_sessions
 
-from mcp_teach.lessons.l05_http_views import PROTOCOL_HEADERS, http_overview, show_http
+from mcp_teach.lessons.l05_http_views import PROTOCOL_HEADERS, show_http
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.http_recording import HttpExchange
 
@@ -17,45 +17,14 @@ def sessions() -> dict[tuple[str, str], CaptureTransport]:
     return asyncio.run(record_sessions())
 
 
-def test_overview_of_a_streamable_http_session(sessions):
-    text = repr(http_overview(sessions["streamable-http", "legacy"]))
-    lines = text.splitlines()
-    assert lines[0].split() == [
-        "#",
-        "request",
-        "JSON-RPC",
-        "sent",
-        "status",
-        "response",
-        "type",
-        "JSON-RPC",
-        "received",
-    ]
-    assert lines[2].split() == [
-        "#1",
-        "POST",
-        "/mcp",
-        "initialize",
-        "id=1",
-        "200",
-        "OK",
-        "text/event-stream",
-        "result",
-        "id=1",
-    ]
-    assert lines[3].split() == [
-        "#2",
-        "POST",
-        "/mcp",
-        "notifications/initialized",
-        "202",
-        "Accepted",
-        "application/json",
-        "—",
-    ]
-    assert lines[-1].split()[:3] == ["#7", "DELETE", "/mcp"]
-    sse = repr(http_overview(sessions["sse", "legacy"]))
-    assert "endpoint event, result id=1, result id=2, result id=3, result id=4" in sse
+def test_show_http_finds_the_messages_of_an_sse_stream_and_its_posts(sessions):
+    capture = sessions["sse", "legacy"]
+    text = show_http(capture, numbers=[1, 2]).text()
+    assert "→ GET /sse    [no body]" in text
+    assert "← 200 OK    [carries result id=1, result id=2, result id=3, result id=4]" in text
+    assert "  │ event: endpoint" in text
+    assert "→ POST /messages/?session_id=" in text and "[carries initialize id=1]" in text
+    assert "← 202 Accepted    [no JSON-RPC]" in text
 
 
 def test_show_http_shows_protocol_headers_only_and_cuts_long_lines(sessions):

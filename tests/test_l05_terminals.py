@@ -18,7 +18,6 @@ from mcp_teach.lessons.l05_terminals import (
     shown_command,
     start_console,
     start_terminal_server,
-    terminal_server,
 )
 from mcp_teach.wire.modern_post import curl_command, modern_post
 
@@ -33,8 +32,9 @@ def test_run_command_gives_a_plain_transcript():
     assert "FORCE_COLOR" not in plain_environment()
 
 
-def test_terminal_server_serves_until_the_block_ends(run):
-    with terminal_server("streamable-http") as terminal_a:
+def test_a_terminal_server_serves_a_client_until_stopped(run):
+    terminal_a = start_terminal_server("streamable-http")
+    try:
         assert terminal_a.banner.startswith("mcp-teach calculator: streamable-http on http://127.0.0.1:")
         assert terminal_a.url.endswith("/mcp")
 
@@ -43,13 +43,18 @@ def test_terminal_server_serves_until_the_block_ends(run):
                 return (await client.call_tool("calculator_add", {"a": 1, "b": 2})).data
 
         assert run(add) == 3.0
-    with pytest.raises(RuntimeError, match="did not start"), terminal_server("carrier-pigeon"):
-        pass
+    finally:
+        terminal_a.stop()
+    with pytest.raises(RuntimeError, match="did not start"):
+        start_terminal_server("carrier-pigeon")
 
 
 def test_fastmcp_call_against_a_terminal_server():
-    with terminal_server("sse") as terminal_a:
+    terminal_a = start_terminal_server("sse")
+    try:
         result = run_command(["fastmcp", "call", terminal_a.url, "calculator_add", "a=1", "b=2"])
+    finally:
+        terminal_a.stop()
     assert result.returncode == 0
     assert json.loads(result.output) == {"result": 3.0}
     assert repr(result).startswith(f"$ fastmcp call {terminal_a.url} calculator_add a=1 b=2\n")
@@ -88,8 +93,11 @@ def test_long_commands_are_shown_one_option_per_line():
 @pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
 def test_curl_calls_a_tool_on_a_terminal_server_in_one_post():
     add = modern_post("tools/call", {"name": "calculator_add", "arguments": {"a": 1, "b": 2}})
-    with terminal_server("streamable-http") as terminal_a:
+    terminal_a = start_terminal_server("streamable-http")
+    try:
         result = run_command(curl_command(terminal_a.url, add))
+    finally:
+        terminal_a.stop()
     assert result.returncode == 0
     reply = json.loads(result.output)
     assert reply["id"] == 1 and reply["result"]["structuredContent"] == {"result": 3.0}

@@ -1,14 +1,18 @@
-"""mcp_teach.lessons.l06_progress: outside a kernel a progress bar only counts."""
+"""mcp_teach.lessons.l06_progress: the bar is shown once, at 0, so a saved cell's text output never changes."""
 
 from __future__ import annotations
 
-from mcp_teach.lessons.l06_progress import Progress
+import ipywidgets
+
+from mcp_teach.lessons import l06_progress
 
 
-def test_progress_outside_a_kernel_counts_silently(capsys):
-    progress = Progress(10, "calls")
-    progress.advance(4)
-    assert progress.done == 4
-    progress.finish()
-    assert progress.done == 10
-    assert capsys.readouterr().out == ""
+def test_the_bar_is_displayed_at_zero_and_then_only_counts(monkeypatch):
+    shown = []
+    monkeypatch.setattr(l06_progress, "display", shown.append)
+    bar = l06_progress.progress_bar(10, "calls")
+    assert shown == [bar]
+    assert isinstance(bar, ipywidgets.IntProgress)
+    assert (bar.value, bar.max, bar.description) == (0, 10, "calls")
+    bar.value += 4
+    assert bar.value == 4 and shown == [bar]

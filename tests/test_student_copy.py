@@ -15,9 +15,7 @@ from mcp_teach.exercises.student_copy import strip_solution, student_notebook
 
 def test_strip_solution_keeps_what_is_outside_the_markers_and_their_indentation():
     source = "import json\n\nasync def go():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION\n\nprint(go)"
-    assert strip_solution(source) == (
-        "import json\n\nasync def go():\n    # YOUR CODE HERE\n    pass\n\nprint(go)"
-    )
+    assert strip_solution(source) == ("import json\n\nasync def go():\n    # YOUR CODE HERE\n    pass\n\nprint(go)")
 
 
 def test_strip_solution_replaces_every_block():

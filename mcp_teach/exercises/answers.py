@@ -20,7 +20,27 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     cannot be entered again (and must not wait on itself); a loop of its own in another thread can run the client.
     """
     with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+        return pool.submit(asyncio.run, _then_settle(coroutine)).result()
+
+
+async def _then_settle(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``await coroutine``, then cancel what it left running until nothing is left.
+
+    ``asyncio.run`` cancels the tasks it finds once; a task that a cancelled one starts on its way out (an SSE
+    response starting sse-starlette's shutdown watcher) would be destroyed pending, which logs an error into the
+    lesson. Rounds of cancelling inside the loop catch those too.
+    """
+    try:
+        return await coroutine
+    finally:
+        this = asyncio.current_task()
+        for _ in range(5):
+            left = [task for task in asyncio.all_tasks() if task is not this]
+            if not left:
+                break
+            for task in left:
+                task.cancel()
+            await asyncio.gather(*left, return_exceptions=True)
 
 
 def captured(source: Any) -> Capture | None:

@@ -1,83 +1,53 @@
 """The expectations of lesson 05 (three transports): the check cells ``check("05.1")`` … ``check("05.4")`` call them.
 
 Each function gets a :class:`~mcp_teach.exercises.check.Checker` and the names the student's solution defines.
-The checks read the captures, HTTP exchanges and replies the student's code produced; 05.3 also runs fresh
-sessions of its own (:func:`requests_in_sessions`), in a worker thread: a check is a plain function, called
+05.1 and 05.4 read the captures and replies the student's code produced; 05.2 and 05.3 run the student's function
+against a fresh server of their own, in a worker thread (:func:`run_sync`): a check is a plain function, called
 while the kernel's event loop is running the cell.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
+import base64
+import contextlib
+import inspect
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any
 
 import httpx2
+from fastmcp import FastMCP
 from fastmcp.client.transports import StdioTransport
+from pydantic import Field
 
-from mcp_teach.client import teaching_client
-from mcp_teach.display.show import table
+from mcp_teach.display.json_diff import CaptureDiff, diff_captures
+from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l05_diff import CaptureDiff, diff_captures
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
-from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.raw_stdio import RawStdioServer
-
-T = TypeVar("T")
+from mcp_teach.wire.sse import sse_events
 
 SESSION_HEADER = "mcp-session-id"
-#: The (transport, mode) pairs of exercise 05.3 that use HTTP.
-HTTP_SESSIONS = (("sse", "legacy"), ("streamable-http", "legacy"), ("streamable-http", "auto"))
-
-
-def run_in_worker(function: Callable[[], Awaitable[T]]) -> T:
-    """``await function()`` in a fresh event loop of its own thread (the kernel's loop is busy running the cell)."""
-
-    def main() -> T:
-        loop = asyncio.new_event_loop()
-        try:
-            return loop.run_until_complete(function())
-        finally:
-            _close(loop)
-
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check-05") as pool:
-        return pool.submit(main).result()
-
-
-def _close(loop: asyncio.AbstractEventLoop) -> None:
-    """Close ``loop`` as ``asyncio.run`` would: tasks left behind (a server's shutdown watcher) are cancelled and
-    awaited first, so that none is destroyed pending (which logs an error whenever the garbage collector runs)."""
-    try:
-        pending = asyncio.all_tasks(loop)
-        for task in pending:
-            task.cancel()
-        if pending:
-            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
-        loop.run_until_complete(loop.shutdown_asyncgens())
-    finally:
-        loop.close()
-
-
-async def _requests_in_sessions(transport: str, sessions: Sequence[tuple[str, int]]) -> list[int]:
-    counts = []
-    async with serve_http(transport) as url:  # type: ignore[arg-type]
-        for mode, n in sessions:
-            capture = CaptureTransport(url)
-            async with teaching_client(capture, mode=mode) as client:
-                await client.list_tools()
-                for _ in range(n):
-                    await client.call_tool("calculator_add", {"a": 1, "b": 2})
-            counts.append(len(capture.capture.http))
-    return counts
-
-
-def requests_in_sessions(transport: str, sessions: Sequence[tuple[str, int]]) -> list[int]:
-    """The HTTP requests of real sessions on one fresh server: per ``(mode, n)``, list the tools, then n tool calls."""
-    return run_in_worker(lambda: _requests_in_sessions(transport, sessions))
+LEGACY = "2025-11-25"
+MODERN = "2026-07-28"
+#: What exercise 05.2 sends, in order: (HTTP method, JSON-RPC method), and the status each must get.
+HANDSHAKE = (
+    ("POST", "initialize", 200),
+    ("POST", "notifications/initialized", 202),
+    ("POST", "tools/list", 200),
+    ("DELETE", None, 200),
+    ("POST", "tools/list", 404),
+)
+HANDSHAKE_HINTS = {
+    200: "POST initialize with accept: application/json, text/event-stream and content-type: application/json",
+    202: "a notification has no id; the server accepts it with 202 once it carries the session id",
+    404: "after the DELETE the server has ended the session: a request with its id MUST get 404",
+}
+#: Exercise 05.3's values: plain ones go as they are, the others need the Base64 sentinel form.
+PLAIN_VALUES = ("us-west1", "us west 1")
+ENCODED_VALUES = ("Zürich", " padded ", "line1\nline2", "tab\tat the end\t", "=?base64?literal?=")
 
 
 @exercise("05.1", answers=("stdio_capture", "sse_capture", "my_diff"))
@@ -123,167 +93,201 @@ def same_calls_over_stdio_and_sse(check: Checker, stdio_capture: Any, sse_captur
     print(f"found: {my_diff.verdict()}")
 
 
-def _check_reply(check: Checker, name: str, reply: Any, with_session_id: bool) -> None:
-    check.instance(reply, httpx2.Response, name, hint="store what `await http_client.post(...)` returns")
-    request = reply.request
-    check.equal(request.method, "POST", f"the HTTP method of the request of {name}", hint="POST to the URL")
+def _body_method(request: httpx2.Request) -> Any:
     try:
-        sent = json.loads(request.content)
+        body = json.loads(request.content) if request.content else None
     except ValueError:
-        sent = None
-    check.equal(
-        sent.get("method") if isinstance(sent, dict) else sent,
-        "tools/list",
-        f"the JSON-RPC method in the body of the request of {name}",
-        hint="send the tools/list request as the JSON body (json=...)",
-    )
-    check.equal(
-        request.headers.get("mcp-protocol-version"),
-        "2025-11-25",
-        f"the mcp-protocol-version header of the request of {name}",
-        hint="send the headers of section 5: this is the session-based era",
-    )
-    check.equal(
-        SESSION_HEADER in request.headers,
-        with_session_id,
-        f"whether the request of {name} has an mcp-session-id header",
-        hint="made_up_reply: with an id you made up; no_session_reply: without the header",
-    )
+        return "(not JSON)"
+    return body.get("method") if isinstance(body, dict) else body
 
 
-@exercise(
-    "05.2", answers=("exchanges", "session_id", "issued_in", "first_sent_back", "made_up_reply", "no_session_reply")
-)
-def follow_the_session_id(
-    check: Checker,
-    exchanges: Any,
-    session_id: Any,
-    issued_in: Any,
-    first_sent_back: Any,
-    made_up_reply: Any,
-    no_session_reply: Any,
-) -> None:
-    """Where the 2025-11-25 session id is issued and sent back, and what the server does without a valid one."""
+def _tool_names(reply: httpx2.Response) -> list[str]:
+    """The tool names in a tools/list reply, whether it came as one JSON body or as an event stream."""
+    texts = [e.data for e in sse_events(reply.text)] if "event-stream" in reply.headers.get("content-type", "") else []
+    names = []
+    for text in texts or [reply.text]:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            names += [tool["name"] for tool in json.loads(text)["result"]["tools"]]
+    return names
+
+
+async def _handshake_on_a_fresh_server(handshake_by_hand: Callable[..., Awaitable[Any]]) -> Any:
+    async with serve_http("streamable-http") as url, httpx2.AsyncClient(timeout=30) as http:
+        return await handshake_by_hand(url, http)
+
+
+@exercise("05.2", answers=("handshake_by_hand",))
+def the_handshake_by_hand(check: Checker, handshake_by_hand: Any) -> None:
+    """The 2025-11-25 session over streamable HTTP sent request by request, the session id carried by hand."""
     check.true(
-        isinstance(exchanges, list) and bool(exchanges) and all(isinstance(e, HttpExchange) for e in exchanges),
-        "exchanges",
-        expected="the list of HTTP exchanges of legacy['streamable-http']",
-        found=exchanges,
-        hint="exchanges = legacy['streamable-http'].capture.http",
+        inspect.iscoroutinefunction(handshake_by_hand),
+        "handshake_by_hand",
+        expected="an async function (url, http) -> list of httpx2 responses",
+        found=handshake_by_hand,
+        hint="async def handshake_by_hand(url, http): ... return [reply, ...]",
     )
-    check.equal(
-        [(e.method, e.target) for e in exchanges[:1]],
-        [("POST", "/mcp")],
-        "the first exchange in exchanges",
-        hint="take the exchanges of the streamable-HTTP session of section 5, legacy['streamable-http']",
-    )
-    issued = [e.response_headers.get(SESSION_HEADER) for e in exchanges]
+    try:
+        replies = run_sync(_handshake_on_a_fresh_server(handshake_by_hand))
+    except Exception as error:  # the student's code failed: say how, not where in the checker
+        check.fail(
+            "handshake_by_hand(url, http) on a fresh server",
+            "a list of responses",
+            repr(error),
+            hint="run it yourself on serve_http('streamable-http') and print each reply's status and headers",
+        )
     check.true(
-        session_id in issued,
-        "session_id",
-        expected="the value of an mcp-session-id response header in exchanges",
-        found=session_id,
-        hint="read it from the exchange's response_headers (a new id is issued on every run: do not copy it)",
+        isinstance(replies, list) and all(isinstance(reply, httpx2.Response) for reply in replies),
+        "what handshake_by_hand returned",
+        expected="a list of httpx2.Response",
+        found=replies,
+        hint="collect what each `await http.post(...)` / `await http.delete(...)` returns",
     )
     check.equal(
-        issued_in,
-        1,
-        "issued_in",
-        hint="the server creates the session when it answers initialize (numbering starts at 1)",
+        [(reply.request.method, _body_method(reply.request)) for reply in replies],
+        [(method, body) for method, body, _ in HANDSHAKE],
+        "the requests sent: (HTTP method, JSON-RPC method)",
+        hint="initialize, notifications/initialized, tools/list, then DELETE (no body), then tools/list once more",
     )
-    check.equal(
-        first_sent_back,
-        2,
-        "first_sent_back",
-        hint="look at request_headers: which is the first request after initialize?",
-    )
-    _check_reply(check, "made_up_reply", made_up_reply, with_session_id=True)
-    _check_reply(check, "no_session_reply", no_session_reply, with_session_id=False)
-    made_up = made_up_reply.request.headers[SESSION_HEADER]
+    for reply in replies:
+        if reply.request.method == "POST":
+            accept = reply.request.headers.get("accept", "")
+            check.true(
+                "application/json" in accept and "text/event-stream" in accept,
+                f"the accept header of the {_body_method(reply.request)} POST",
+                expected="both application/json and text/event-stream",
+                found=accept,
+                hint="a client MUST list both reply formats (2025-11-25, basic/transports, Sending Messages)",
+            )
+    check.equal(replies[0].status_code, 200, "the status of the initialize reply", hint=HANDSHAKE_HINTS[200])
+    session_id = replies[0].headers.get(SESSION_HEADER)
     check.true(
-        made_up not in issued,
-        "the session id sent for made_up_reply",
-        expected="an id the server never issued",
-        found=made_up,
-        hint="make one up, e.g. 32 zeros",
+        session_id is not None,
+        "the initialize reply",
+        expected="an mcp-session-id header",
+        found=dict(replies[0].headers),
+        hint="send initialize without an mcp-session-id: the server issues one in its reply",
     )
-    check.equal(
-        made_up_reply.status_code,
-        404,
-        "the status of made_up_reply",
-        hint="the server answers a session id it does not know (or has ended) with 404 Not Found (section 5)",
-    )
-    check.equal(
-        no_session_reply.status_code,
-        400,
-        "the status of no_session_reply",
-        hint="once the server has assigned a session id, every later request must carry it; a server that needs "
-        "one answers a request without it (other than initialize) with 400 Bad Request",
+    for number, reply in enumerate(replies[1:], start=2):
+        request = reply.request
+        check.equal(
+            request.headers.get(SESSION_HEADER),
+            session_id,
+            f"the mcp-session-id of request {number}",
+            hint="send back the id of the initialize reply's mcp-session-id header on every later request",
+        )
+        check.equal(
+            request.headers.get("mcp-protocol-version"),
+            LEGACY,
+            f"the mcp-protocol-version of request {number}",
+            hint="after initialize every request carries the version agreed there, 2025-11-25",
+        )
+    for number, (reply, (_, method, status)) in enumerate(zip(replies, HANDSHAKE, strict=True), start=1):
+        check.equal(
+            reply.status_code,
+            status,
+            f"the status of reply {number} ({method or 'DELETE'})",
+            hint=HANDSHAKE_HINTS.get(status, "send the session id and the protocol version"),
+        )
+    tools = _tool_names(replies[2])
+    check.true(
+        "calculator_add" in tools,
+        "the tools in the tools/list reply",
+        expected="calculator_add among them",
+        found=tools,
+        hint="the reply is an event stream: the result is in the data: line of its message event",
     )
     print(
-        f"found: issued in exchange #{issued_in}, first sent back in exchange #{first_sent_back}; "
-        f"made-up id → {made_up_reply.status_code}, no id → {no_session_reply.status_code}"
+        f"found: initialize 200 (session id issued), initialized 202, tools/list 200 ({len(tools)} tools), "
+        "DELETE 200, tools/list 404"
     )
 
 
-@exercise("05.3", answers=("predicted_requests", "five_calls"))
-def count_the_http_requests(check: Checker, predicted_requests: Any, five_calls: Any) -> None:
-    """A formula for the HTTP requests of a session per transport and era, tested against real sessions."""
+def forecast_server() -> FastMCP:
+    """The lesson's one-tool server whose ``region`` parameter is mirrored into ``Mcp-Param-Region``."""
+    server = FastMCP("mcp-teach-forecast", version="1.0.0")
+
+    @server.tool
+    def forecast(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})], days: int = 1) -> str:
+        """A made-up weather forecast for a cloud region."""
+        return f"{days}-day forecast for {region}: sunny"
+
+    return server
+
+
+def _forecast_call(region: str) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    arguments = {"region": region}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "forecast", "arguments": arguments, "_meta": meta},
+    }
+
+
+async def _send_forecasts(header_values: dict[str, str]) -> dict[str, str]:
+    """POST a forecast call per region with the given Mcp-Param-Region; what the server answered, in words."""
+    answers = {}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": MODERN,
+        "mcp-method": "tools/call",
+        "mcp-name": "forecast",
+    }
+    async with serve_http("streamable-http", server=forecast_server()) as url, httpx2.AsyncClient() as http:
+        for region, header in header_values.items():
+            try:
+                reply = await http.post(
+                    url, json=_forecast_call(region), headers=headers | {"mcp-param-region": header}
+                )
+            except Exception as error:  # httpx2 refuses a header value it cannot send
+                answers[region] = f"not sent: {error}"
+                continue
+            error = reply.json().get("error") if reply.status_code != 200 else None
+            answers[region] = f"{reply.status_code}" + (f" {error['code']}: {error['message']}" if error else "")
+    return answers
+
+
+@exercise("05.3", answers=("header_value",))
+def encode_a_header_value(check: Checker, header_value: Any) -> None:
+    """Mcp-Param values encoded as the Value Encoding rules say, and accepted by a real server."""
     check.true(
-        callable(predicted_requests),
-        "predicted_requests",
-        expected="a function (transport, mode, n) -> number of HTTP requests",
-        found=predicted_requests,
-        hint="def predicted_requests(transport, mode, n): ...",
+        callable(header_value),
+        "header_value",
+        expected="a function (value: str) -> str",
+        found=header_value,
+        hint="def header_value(value): ...",
     )
-    check.true(
-        isinstance(five_calls, dict),
-        "five_calls",
-        expected="a dict keyed by (transport, mode)",
-        found=five_calls,
-        hint="five_calls[transport, mode] = the CaptureTransport of that session",
-    )
-    check.equal(
-        sorted(five_calls), sorted(HTTP_SESSIONS), "the keys of five_calls", hint="one (transport, mode) per session"
-    )
-    for key in HTTP_SESSIONS:
-        check.instance(five_calls[key], CaptureTransport, f"five_calls[{key}]", hint="store the CaptureTransport")
-        capture = five_calls[key].capture
+    encoded = {}
+    for value in (*PLAIN_VALUES, *ENCODED_VALUES):
+        try:
+            encoded[value] = header_value(value)
+        except Exception as error:  # the student's code failed on this value
+            check.fail(f"header_value({value!r})", "a str", repr(error), hint="it must work for any str")
+        check.instance(encoded[value], str, f"header_value({value!r})", hint="return the header value as a str")
+    answers = run_sync(_send_forecasts(encoded))
+    for value, answer in answers.items():
         check.equal(
-            len(capture.requests("tools/call")), 5, f"the tools/call requests in five_calls[{key}]", hint="n = 5"
+            answer,
+            "200",
+            f"the server's answer to a forecast call for {value!r} with Mcp-Param-Region: {encoded[value]!r}",
+            hint="a value that is not plain visible ASCII with inner spaces becomes =?base64?…?=, the Base64 of its "
+            "UTF-8 bytes",
         )
+    for value in PLAIN_VALUES:
+        check.equal(encoded[value], value, f"header_value({value!r})", hint="a value safe in a header goes as it is")
+    for value in ENCODED_VALUES:
         check.equal(
-            capture.methods()[0],
-            "initialize" if key[1] == "legacy" else "server/discover",
-            f"the first message of five_calls[{key}]",
-            hint="pass the mode to teaching_client(..., mode=...)",
+            encoded[value],
+            "=?base64?" + base64.b64encode(value.encode()).decode() + "?=",
+            f"header_value({value!r})",
+            hint="non-ASCII, control characters, leading or trailing whitespace and values that look like the "
+            "sentinel are all encoded",
         )
-        check.equal(
-            predicted_requests(*key, 5),
-            len(capture.http),
-            f"predicted_requests{(*key, 5)} against the HTTP requests in five_calls[{key}]",
-            hint="count one request per client message, plus the requests that carry none (section 8)",
-        )
-    for mode in ("legacy", "auto"):
-        check.equal(predicted_requests("stdio", mode, 5), 0, f"predicted_requests('stdio', {mode!r}, 5)", hint="pipes")
-    sessions = [(key, 0) for key in HTTP_SESSIONS]  # with the five calls above: two points of each line
-    for transport in ("sse", "streamable-http"):
-        mine = [(key, n) for key, n in sessions if key[0] == transport]
-        found = requests_in_sessions(transport, [(key[1], n) for key, n in mine])
-        for ((_, mode), n), count in zip(mine, found, strict=True):
-            check.equal(
-                predicted_requests(transport, mode, n),
-                count,
-                f"predicted_requests{(transport, mode, n)} against a real session with {n} tool calls",
-                hint="which requests are there once per session, and which once per tool call?",
-            )
     print(
-        repr(
-            table(
-                ["transport", "mode", "predicted for n = 5", "HTTP requests captured"],
-                [[t, m, predicted_requests(t, m, 5), len(five_calls[t, m].capture.http)] for t, m in HTTP_SESSIONS],
-            )
-        )
+        f"found: {len(PLAIN_VALUES)} values sent as they are, {len(ENCODED_VALUES)} Base64-encoded; the server "
+        "accepted every call"
     )
 
 

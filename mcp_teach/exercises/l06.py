@@ -1,8 +1,9 @@
 """Lesson 06's exercises (the latency lab): what each one expects, for the one-line check cells ``check("06.k")``
 of ``notebooks/06_latency_lab.ipynb``.
 
-- 06.1: stdio calls timed with and without a ``CaptureTransport``, and the ratio of their medians;
-- 06.2: a tool whose result grows from a few characters to a megabyte, timed in-memory and over streamable HTTP;
+- 06.1: the measurement of stdio calls with and without a ``CaptureTransport``, taking turns; their median ratio;
+- 06.2: a tool whose result grows from a few characters to a megabyte, and its measurement in-memory and over
+  streamable HTTP;
 - 06.3: one question of the tool loop timed as a whole and taken apart with its trace.
 
 Timings depend on the machine, so no check judges how fast anything was: they check that the student measured
@@ -13,13 +14,14 @@ results are computed from the student's own samples. The answers are read from t
 
 from __future__ import annotations
 
-import asyncio
 import math
 import statistics
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
+from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l06_summary import format_ms
@@ -28,30 +30,31 @@ from mcp_teach.lessons.l06_summary import format_ms
 BLOB_TRANSPORTS = ("in-memory", "streamable-http")
 
 
-def run_apart(coroutine_function: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
-    """Run ``coroutine_function()`` to its end in a thread with its own event loop, and return its result.
-
-    A check is called synchronously from a cell that runs on the kernel's event loop, where that loop cannot run
-    anything else until the check returns; a loop of its own, in another thread, can.
-    """
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="check") as pool:
-        return pool.submit(lambda: asyncio.run(coroutine_function())).result()
-
-
 def _check_samples(check: Checker, samples: Any, count: int, name: str, count_hint: str) -> None:
-    """``samples`` is a list of ``count`` positive durations (ms), as ``measure_calls`` returns them."""
-    check.instance(samples, list, name, hint="keep the list measure_calls returns")
+    """``samples`` is a list of ``count`` positive durations (ms), as ``time_calls`` returns them."""
+    check.instance(samples, list, name, hint="keep the lists of ms that time_calls (or take_turns) returns")
     check.equal(len(samples), count, f"the number of samples in {name}", hint=count_hint)
     check.true(
         all(isinstance(sample, float) and sample > 0 for sample in samples),
         f"the samples in {name}",
         expected="durations in ms, all positive",
         found=samples[:5],
-        hint="keep the list measure_calls returns",
+        hint="keep the lists of ms that time_calls (or take_turns) returns",
     )
 
 
-@exercise("06.1", answers=("samples_off", "samples_on", "captured", "capture_ratio", "CAPTURE_CALLS", "CAPTURE_WARMUP"))
+@exercise(
+    "06.1",
+    answers=(
+        "samples_off",
+        "samples_on",
+        "captured",
+        "capture_ratio",
+        "CAPTURE_CALLS",
+        "CAPTURE_WARMUP",
+        "CAPTURE_BLOCK",
+    ),
+)
 def capture_on_and_off(
     check: Checker,
     samples_off: Any,
@@ -60,32 +63,67 @@ def capture_on_and_off(
     capture_ratio: Any,
     capture_calls: int,
     capture_warmup: int,
+    capture_block: int,
 ) -> None:
-    """Two stdio measurements of ``capture_calls`` calls each, the second through ``captured``; their median ratio."""
+    """Two stdio connections, the second through ``captured``, warmed up and taking turns; their median ratio.
+
+    What ``captured`` recorded is the real behaviour checked: ``tools/list`` first, every warm-up and timed call,
+    each sample at least as long as its exchange on the wire, and a pause in the captured calls where the plain
+    connection took its turn.
+    """
     from fastmcp.client.transports import StdioTransport
 
     from mcp_teach.wire.capture import CaptureTransport
 
+    count_hint = "CAPTURE_CALLS timed calls on each connection: take_turns(..., CAPTURE_CALLS, CAPTURE_BLOCK)"
     for name, samples in [("samples_off", samples_off), ("samples_on", samples_on)]:
-        _check_samples(
-            check,
-            samples,
-            capture_calls,
-            name,
-            "measure_calls(client, CAPTURE_CALLS, CAPTURE_WARMUP) returns one sample per timed call",
-        )
+        _check_samples(check, samples, capture_calls, name, count_hint)
     check.instance(captured, CaptureTransport, "captured", hint="captured = CaptureTransport(stdio_transport())")
     check.instance(
-        captured.inner,
-        StdioTransport,
-        "the transport inside captured",
-        hint="wrap stdio_transport(): this is about stdio",
+        captured.inner, StdioTransport, "the transport inside captured", hint="wrap stdio_transport(): this is stdio"
     )
+    methods = [wire.method for wire in captured.capture.requests()]
+    check.true(
+        "tools/list" in methods and methods.index("tools/list") < [*methods, "tools/call"].index("tools/call"),
+        "the requests recorded by captured",
+        expected="tools/list before the first tools/call",
+        found=methods[:4],
+        hint="warm_up(client, calls) lists the tools first; connect samples_on through captured",
+    )
+    requests = captured.capture.requests("tools/call")
     check.equal(
-        len(captured.capture.requests("tools/call")),
+        len(requests),
         capture_warmup + capture_calls,
         "the tools/call requests recorded by captured",
-        hint="measure samples_on through a client connected to captured: every warm-up and timed call crosses it",
+        hint="CAPTURE_WARMUP warm-up calls, then CAPTURE_CALLS timed ones, all through a client on captured",
+    )
+    exchanges = [(request, captured.capture.response_to(request)) for request in requests[capture_warmup:]]
+    wire_ms = [(response.at - request.at) * 1000 for request, response in exchanges]
+    slack = time.get_clock_info("monotonic").resolution * 1000 + 0.05
+    for number, (sample, on_the_wire) in enumerate(zip(samples_on, wire_ms, strict=True)):
+        check.true(
+            sample >= on_the_wire - slack,
+            f"samples_on[{number}]",
+            expected=f"at least {on_the_wire:.3f} ms, the time its request and response took on the wire",
+            found=sample,
+            hint="one sample per timed call, in ms: (time.perf_counter_ns() after - before) / 1e6",
+        )
+    span_ms = (exchanges[-1][1].at - exchanges[0][0].at) * 1000
+    check.true(
+        sum(samples_on) <= 1.1 * span_ms + 50,
+        "the sum of samples_on",
+        expected=f"at most the {span_ms:.0f} ms from the first timed call on captured to the last",
+        found=sum(samples_on),
+        hint="the samples are milliseconds: divide nanoseconds by 1e6",
+    )
+    pauses = [(later[0].at - earlier[1].at) * 1000 for earlier, later in pairwise(exchanges)]
+    turn_ms = 0.5 * capture_block * min(samples_off)
+    check.true(
+        capture_calls // capture_block < 3 or max(pauses, default=0) >= turn_ms,  # 2 rounds may run back to back
+        "the longest pause between two timed calls on captured",
+        expected=f"at least {turn_ms:.1f} ms (half a block of plain calls): the plain connection took its turn",
+        found=max(pauses, default=0),
+        hint="take turns: CAPTURE_BLOCK calls on one connection, then CAPTURE_BLOCK on the other (take_turns)",
     )
     expected = statistics.median(samples_on) / statistics.median(samples_off)
     check.true(
@@ -116,7 +154,7 @@ def larger_result(
 
     check.true(callable(build_blob_server), "build_blob_server", expected="a function", found=build_blob_server)
     check.instance(build_blob_server(), FastMCP, "what build_blob_server() returns", hint="return the FastMCP server")
-    tools, reply = run_apart(lambda: _blob_reply(build_blob_server, 1234))
+    tools, reply = run_sync(_blob_reply(build_blob_server, 1234))
     check.equal(tools, ["blob"], "the tools of build_blob_server()", hint="one tool, a function named blob")
     text = reply.content[0].text
     check.equal(len(text), 1234, "the length of the text blob(size=1234) returns", hint="return 'x' * size")

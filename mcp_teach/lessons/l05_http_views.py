@@ -1,20 +1,18 @@
-"""Recorded HTTP exchanges made readable (lesson 05): each in full with :func:`show_http`, or one row each.
-
-:func:`show_http` shows the request line, the protocol-relevant headers and the body, then the
-status, headers and body of the response, as plain text and HTML; :func:`http_overview` is a table.
+"""Recorded HTTP exchanges made readable (lessons 05, 12): :func:`show_http` shows the request line, the
+protocol-relevant headers and the body, then the status, headers and body of the response, as plain text and HTML.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from mcp_teach.display.show import COLOURS, table
-from mcp_teach.lessons.l05_http_messages import message_label, received_messages, sent_messages
+from mcp_teach.display.show import COLOURS
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
 from mcp_teach.wire.plain_text import PlainText
@@ -32,6 +30,42 @@ PROTOCOL_HEADERS = (
 )
 #: Headers that change from run to run or machine to machine; never shown even with ``headers=None``.
 UNSTABLE_HEADERS = frozenset({"date", "host", "user-agent"})
+
+
+def _message_label(message: Any) -> str:
+    """A message named short: ``tools/call id=3``, ``notifications/initialized``, ``result id=3``, ``error id=3``."""
+    if isinstance(message, list):
+        return "batch: " + ", ".join(_message_label(m) for m in message)
+    if not isinstance(message, dict):
+        return "(not JSON-RPC)"
+    if "method" in message:
+        return f"{message['method']} id={message['id']}" if "id" in message else message["method"]
+    kind = "error" if "error" in message else "result"
+    return f"{kind} id={message.get('id')}"
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _sent_messages(exchange: HttpExchange) -> list[Any]:
+    """The JSON-RPC message(s) in the request body (none for GET and DELETE)."""
+    message = _json_or_none(exchange.request_body) if exchange.request_body else None
+    return [] if message is None else [message]
+
+
+def _received_messages(exchange: HttpExchange) -> list[Any]:
+    """The JSON-RPC messages in the response: a JSON body, or the ``message`` events of an event stream."""
+    content_type = exchange.content_type or ""
+    if content_type.startswith("text/event-stream"):
+        return [m for e in sse_events(exchange.response_body) if e.event == "message" and (m := _json_or_none(e.data))]
+    if content_type.startswith("application/json") and exchange.response_body:
+        message = _json_or_none(exchange.response_body)
+        return [] if message is None else [message]
+    return []
 
 
 def _http_exchanges(source: Any) -> list[HttpExchange]:
@@ -80,14 +114,14 @@ def _body_lines(text: str, width: int | None) -> list[str]:
 
 
 def _parts(exchange: HttpExchange, headers: Sequence[str] | None, width: int | None) -> tuple[_Part, _Part]:
-    sent = ", ".join(message_label(m) for m in sent_messages(exchange))
+    sent = ", ".join(_message_label(m) for m in _sent_messages(exchange))
     request = _Part(
         f"{exchange.method} {exchange.target}",
         _select(exchange.request_headers, headers),
         _body_lines(exchange.request_body, width),
         f"carries {sent}" if sent else "no body",
     )
-    received = ", ".join(message_label(m) for m in received_messages(exchange))
+    received = ", ".join(_message_label(m) for m in _received_messages(exchange))
     response = _Part(
         _status_line(exchange.status),
         _select(exchange.response_headers, headers),
@@ -188,25 +222,3 @@ def show_http(
         keep = set(numbers)
         exchanges = [(n, e) for n, e in exchanges if n in keep]
     return HttpView(exchanges, headers, width, title)
-
-
-def http_overview(source: Any) -> PlainText:
-    """One row per HTTP exchange: the request, the JSON-RPC it sent, the status, what came back."""
-    rows = []
-    for number, exchange in enumerate(_http_exchanges(source), start=1):
-        sent = ", ".join(message_label(m) for m in sent_messages(exchange)) or "—"
-        events = sse_events(exchange.response_body) if (exchange.content_type or "").startswith("text/event") else []
-        received = [f"{e.event} event" for e in events if e.event != "message"]
-        received += [message_label(m) for m in received_messages(exchange)]
-        content_type = (exchange.content_type or "—").split(";")[0]
-        rows.append(
-            (
-                f"#{number}",
-                f"{exchange.method} {exchange.target}",
-                sent,
-                _status_line(exchange.status),
-                content_type,
-                ", ".join(received) or "—",
-            )
-        )
-    return table(("#", "request", "JSON-RPC sent", "status", "response type", "JSON-RPC received"), rows)

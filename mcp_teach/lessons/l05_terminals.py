@@ -2,13 +2,12 @@
 
 :func:`start_terminal_server` starts ``mcp-teach serve`` and returns once it printed its URL; the server
 runs until :meth:`TerminalServer.stop` (what Ctrl-C in terminal A does), so starting it, using it and
-stopping it can be three steps, one cell each. :func:`terminal_server` is the same as a ``with`` block.
+stopping it can be three steps, one cell each. :func:`start_console` and :func:`stop_console` serve lesson 11 too.
 :func:`run_command` runs a command as terminal B would and returns a plain-text transcript.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
 import re
@@ -20,7 +19,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -180,16 +179,6 @@ def start_terminal_server(transport: str, *, port: int = 0, timeout: float = 30.
     command = [console_script("mcp-teach"), "serve", "--transport", transport, "--port", str(port)]
     process, stderr, printed = start_console(command, SERVING_LINE, timeout=timeout)
     return TerminalServer(command, process, stderr, printed.splitlines()[0])
-
-
-@contextlib.contextmanager
-def terminal_server(transport: str, *, port: int = 0, timeout: float = 30.0) -> Iterator[TerminalServer]:
-    """:func:`start_terminal_server` until the block ends."""
-    server = start_terminal_server(transport, port=port, timeout=timeout)
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @dataclass(frozen=True, repr=False)
