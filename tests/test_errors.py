@@ -1,6 +1,11 @@
-"""mcp_teach.lessons.l03_errors: tool errors, protocol errors and notifications, classified against a real server."""
+"""mcp_teach.lessons.l03_errors: hand-written requests, and what the Python client gives back, against a real server.
+
+The replies lesson 03 provokes on stdio are tested here too: the lesson's cell sorts them, nbval compares its table.
+"""
 
 from __future__ import annotations
+
+import time
 
 import mcp_types
 import pytest
@@ -9,20 +14,9 @@ from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l03_errors import (
-    ReplyOutcome,
-    attempt,
-    calls_table,
-    classify_reply,
-    code_name,
-    envelope_meta,
-    explain,
-    one_line,
-    probe_stdio,
-    raw_request,
-)
+from mcp_teach.lessons.l03_errors import attempt, code_name, envelope_meta, explain, one_line, raw_request
 from mcp_teach.servers.calculator import build_calculator_server
-from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.raw_stdio import RawStdioServer
 
 PYDANTIC_MESSAGE = (
     "1 validation error for call[calculator_add]\n"
@@ -70,67 +64,46 @@ def test_code_names_come_from_the_glossary() -> None:
     assert code_name(None) == ""
 
 
-def test_a_code_without_a_name_is_labelled_by_its_range() -> None:
-    assert ReplyOutcome("protocol error", -32005).label == "-32005 (legacy implementation-defined range)"
-    assert (
-        ReplyOutcome("protocol error", -32050).label == "-32050 (reserved for the MCP specification, not defined by it)"
-    )
-    assert ReplyOutcome("protocol error", 42).label == "42 (application-defined)"
+async def _exchange(lines: list[dict | str]) -> tuple[list[dict | None], list[float]]:
+    """Each line's reply from a fresh stdio server (None: none came), and how long each exchange took."""
+    replies, seconds = [], []
+    async with RawStdioServer() as server:
+        for line in lines:
+            start = time.monotonic()
+            replies.append(await server.exchange(line))
+            seconds.append(time.monotonic() - start)
+    return replies, seconds
 
 
-def test_classify_reply() -> None:
-    assert classify_reply(None) == ReplyOutcome("no reply")
-    error = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Invalid request parameters"}}
-    assert classify_reply(error) == ReplyOutcome("protocol error", -32602, "Invalid request parameters")
-    assert classify_reply(error).label == "-32602 Invalid params"
-    failed = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": "no"}], "isError": True}}
-    assert classify_reply(failed) == ReplyOutcome("tool error", text="no")
-    assert classify_reply({"jsonrpc": "2.0", "id": 3, "result": {}}) == ReplyOutcome("result")
-
-
-def test_probe_stdio_against_the_real_server(run) -> None:
+def test_the_replies_lesson_03_provokes_on_stdio(run) -> None:
+    add = {"name": "calculator_add", "arguments": {"a": 2, "b": 3}}
     lines = [
-        raw_request(1, "tools/call", {"name": "calculator_add", "arguments": {"a": 2, "b": 3}}),
+        raw_request(1, "tools/call", add),
         raw_request(2, "tools/call", {"name": "calculator_divide", "arguments": {"a": 1, "b": 0}}),
         raw_request(3, "tools/multiply"),
         raw_request(4, "tools/call", {"arguments": {"a": 1, "b": 2}}),
-        '{"jsonrpc": "2.0", "id": 5, "method": "tools/list"',
-        raw_request(6, "tools/list", jsonrpc=None),
-        "[1, 2]",
+        raw_request(5, "tools/call", add, envelope=False),
+        '{"jsonrpc": "2.0", "id": 6, "method": "tools/list"',
+        raw_request(7, "tools/list", jsonrpc=None),
+        '[{"jsonrpc": "2.0", "id": 8, "method": "tools/list"}]',
         {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": "calculator_add"}},
-        raw_request(9, "tools/call", {"name": "calculator_multiply", "arguments": {"a": 6, "b": 7}}),
+        raw_request(10, "tools/call", {"name": "calculator_multiply", "arguments": {"a": 6, "b": 7}}),
     ]
-    probe = run(probe_stdio, lines)
-    outcomes = probe.outcomes()
-    # the notification (line 8) is given `quiet` seconds, not `wait`: it must get no answer at all
-    waited = probe.capture.messages[probe.spans[8][0]].at - probe.capture.messages[probe.spans[7][0]].at
-    assert waited < 2.0
-    assert outcomes[0] == ReplyOutcome("result", text="5.0")
-    assert outcomes[1] == ReplyOutcome("tool error", text="Cannot divide by zero: argument 'b' must not be 0.")
-    assert (outcomes[2].kind, outcomes[2].code) == ("protocol error", -32601)
-    assert (outcomes[3].kind, outcomes[3].code) == ("protocol error", -32602)
-    # unreadable JSON: -32700 with id null; readable but not JSON-RPC: -32600 with the id when it can be read
-    assert (probe.replies[4]["id"], outcomes[4].code) == (None, -32700)
-    assert outcomes[4].text.startswith("Parse error: not valid JSON")
-    assert (probe.replies[5]["id"], outcomes[5].code) == (6, -32600)
-    assert outcomes[5].text == 'Invalid Request: "jsonrpc" must be "2.0" (it is missing).'
-    assert (probe.replies[6]["id"], outcomes[6].code) == (None, -32600)
-    assert "batch" in outcomes[6].text
-    # a notification is never answered, not even a misplaced tools/call
-    assert outcomes[7] == ReplyOutcome("no reply")
+    replies, seconds = run(_exchange, lines)
+    assert replies[0]["result"]["content"][0]["text"] == "5.0"
+    assert replies[1]["result"]["isError"] is True  # a tool error is a result, not a JSON-RPC error
+    codes = [(reply["id"], reply["error"]["code"]) for reply in replies[2:8]]
+    # an unreadable line is answered with "id": null (JSON-RPC 2.0), a readable id is echoed
+    assert codes == [(3, -32601), (4, -32602), (5, -32602), (None, -32700), (7, -32600), (None, -32600)]
+    assert replies[3]["error"]["message"] == "Invalid params for tools/call: params.name is missing."
+    assert "has no _meta" in replies[4]["error"]["message"]
+    assert replies[5]["error"]["message"].startswith("Parse error: not valid JSON")
+    assert replies[6]["error"]["message"] == 'Invalid Request: "jsonrpc" must be "2.0" (it is missing).'
+    assert "batch" in replies[7]["error"]["message"]
+    # a notification is never answered, not even a misplaced tools/call; the wait after it is short
+    assert replies[8] is None and seconds[8] < 2.0
     # the server survives bad lines: the last, valid call is answered
-    assert outcomes[8] == ReplyOutcome("result", text="42.0")
-    assert len(probe.capture.requests()) == 6  # unparsable or non-object lines are kept as {"raw": ...}
-    assert probe.capture[0].message == lines[0]
-    assert [message.direction for message in probe.lines(5, 8)] == [
-        "client->server",
-        "server->client",
-        "client->server",
-    ]
-    text = repr(probe)
-    assert "-32601 Method not found" in text
-    assert '"_meta":"…"' in text
-    assert "<table>" in probe._repr_html_()
+    assert replies[9]["result"]["content"][0]["text"] == "42.0"
 
 
 def test_explain_what_the_python_client_gives_back(run) -> None:
@@ -216,21 +189,3 @@ def test_explain_flattens_a_plain_fastmcp_validation_report(run) -> None:
 )
 def test_explain_other_outcomes(outcome: object, expected: str) -> None:
     assert explain(outcome) == expected
-
-
-def test_calls_table_one_row_per_tools_call(run) -> None:
-    async def capture() -> CaptureTransport:
-        target = CaptureTransport(build_calculator_server())
-        async with teaching_client(target) as client:
-            await client.list_tools()
-            await client.call_tool("calculator_add", {"a": 2, "b": 3})
-            await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
-            await attempt(client.call_tool("calculator_power", {"a": 2, "b": 10}))
-        return target
-
-    target = run(capture)
-    rows = calls_table(target).rows
-    assert list(rows[0]) == ["3", "calculator_add", "{'a': 2, 'b': 3}", "5.0", "{'result': 5.0}"]
-    assert rows[1][3] == "Cannot divide by zero: argument 'b' must not be 0." and rows[1][4] == ""
-    assert rows[2][3].startswith("error -32602: Unknown tool: 'calculator_power'.")
-    assert calls_table(target.capture).rows == rows

@@ -11,8 +11,8 @@ import pytest
 from exercise_support import failed_with, passed
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises import ExerciseNotAttempted, check
 from mcp_teach.display.json_diff import diff_captures
+from mcp_teach.exercises import ExerciseNotAttempted, check
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 from mcp_teach.wire.capture import CaptureTransport

@@ -21,7 +21,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import capture_answer, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l03_errors import attempt, classify_reply
+from mcp_teach.lessons.l03_errors import attempt, one_line
 from mcp_teach.servers.calculator import TOOLS, build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
@@ -132,10 +132,8 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
             found=problem,
             hint="declare both shapes in the schema: pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
         )
-    print(
-        f"b = 0: isError true, structuredContent {zero['result']['structuredContent']}; "
-        f"b = 4: structuredContent {four['structuredContent']}; both conform to divide's outputSchema"
-    )
+    print(f"b = 0: isError true, structuredContent {zero['result']['structuredContent']}")
+    print(f"b = 4: structuredContent {four['structuredContent']}; both conform to divide's outputSchema")
 
 
 def first_lines(capture: Capture, count: int) -> list[Any]:
@@ -149,6 +147,17 @@ def reply_to(capture: Capture, request_id: Any) -> dict[str, Any] | None:
         if message.direction == SERVER_TO_CLIENT and message.message.get("id") == request_id:
             return message.message
     return None
+
+
+def reply_kind(reply: dict[str, Any] | None) -> tuple[str, int | None, str]:
+    """``(kind, error code, message or text)`` of a reply: "protocol error", "tool error", "result" or "no reply"."""
+    if reply is None:
+        return "no reply", None, ""
+    if isinstance(reply.get("error"), dict):
+        return "protocol error", reply["error"].get("code"), str(reply["error"].get("message", ""))
+    result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
+    texts = [block.get("text", "") for block in result.get("content") or [] if isinstance(block, dict)]
+    return ("tool error" if result.get("isError") is True else "result"), None, " ".join(texts)
 
 
 @exercise("03.2", answers=("method_not_found", "invalid_params", "error_server", "codes"))
@@ -182,7 +191,7 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
         "the ids of your two requests",
         expected="two different ids (a line without an id is a notification, and gets no reply)",
         found=(method_not_found.get("id"), invalid_params.get("id")),
-        hint="raw_request(1, ...) and raw_request(2, ...)",
+        hint="give each request an id of its own",
     )
     check.instance(
         error_server,
@@ -197,11 +206,11 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
         hint="send method_not_found, then invalid_params, first thing on a new RawStdioServer: "
         "its first request decides the connection's era",
     )
-    first = classify_reply(reply_to(error_server.capture, method_not_found["id"]))
-    second = classify_reply(reply_to(error_server.capture, invalid_params["id"]))
-    no_envelope = first.code == -32602 and "has no" in first.text
+    first = reply_kind(reply_to(error_server.capture, method_not_found["id"]))
+    second = reply_kind(reply_to(error_server.capture, invalid_params["id"]))
+    no_envelope = first[1] == -32602 and "has no" in first[2]
     check.equal(
-        (first.kind, first.code),
+        first[:2],
         ("protocol error", -32601),
         "what the server answered to method_not_found",
         hint="the server read no protocol version in it: give it the envelope (raw_request adds it unless "
@@ -209,19 +218,19 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
         if no_envelope
         else "use a method MCP does not define, and give the request the envelope (raw_request adds it)",
     )
-    if second.kind == "tool error":
+    if second[0] == "tool error":
         hint = (
             "an isError result means the request reached the tool (fastmcp reports wrong argument values that way): "
-            "break the shape of params instead, e.g. make arguments a list"
+            "break the shape of params instead: which JSON type must arguments have in CallToolRequest?"
         )
-    elif second.code == -32600:
+    elif second[1] == -32600:
         hint = (
             "-32600: this server's SDK picks a connection's era from its first request; give both requests the envelope"
         )
     else:
         hint = "keep name and the envelope, and give another member of params the wrong type"
     check.equal(
-        (second.kind, second.code),
+        second[:2],
         ("protocol error", -32602),
         "what the server answered to invalid_params",
         hint=hint,
@@ -232,7 +241,8 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
         "codes, read from your replies",
         hint="reply['error']['code'] of each reply, in the order you sent them",
     )
-    print(f"error_server answered -32601 ({first.text}) and -32602 ({second.text})")
+    print(f"error_server answered -32601: {one_line(first[2])}")
+    print(f"and -32602: {one_line(second[2])}")
 
 
 async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
@@ -291,7 +301,7 @@ def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
         "the message of that ValueError",
         expected="a message that shows the bad value 'three'",
         found=str(outcomes["three"][0]),
-        hint="put the value into the message, e.g. f'cannot add {a!r} and {b!r}'",
+        hint="put the value into the message: an f-string with !r shows it with its quotes",
     )
     check.equal(
         len(outcomes["three"][1]),
