@@ -1,27 +1,25 @@
-"""Lesson 04's exercise checks (mcp_teach.exercises.l04) on answers computed for real: the loop, the offline model."""
+"""Lesson 04's exercise checks (mcp_teach.exercises.l04) on answers run for real: the loop, the offline model."""
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from itertools import permutations
 from typing import Any
 
 import pytest
-from fastmcp import FastMCP
+from fastmcp import Client, FastMCP
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, expectations
-from mcp_teach.llm.loop import LoopResult, ask
+from mcp_teach.llm.loop import ChatCompletions, LoopResult, ToolCall, ask, call_tool, system_text, tool_loop
 from mcp_teach.llm.provider import model_name, openai_client
-from mcp_teach.llm.trace import ACTORS
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 
 OFFLINE = Settings()
-EXERCISES = ("04.1", "04.2", "04.3", "04.4")
+EXERCISES = ("04.1", "04.2", "04.3")
+ALLOWED = {"calculator_add", "calculator_subtract"}
+CHAIN = "multiply 3 by 4, then subtract 5"
 
 
 def build_remainder_server() -> FastMCP:
@@ -45,63 +43,92 @@ def build_anonymous_server() -> FastMCP:
     return server
 
 
-async def _ask(question: str, server: FastMCP | None = None, max_rounds: int = 5) -> LoopResult:
+async def _ask(question: str, server: FastMCP | None = None, execute: Any = call_tool) -> LoopResult:
     llm = openai_client(OFFLINE)
     async with teaching_client(CaptureTransport(server or build_calculator_server())) as client:
-        return await ask(question, client, llm, model=model_name(OFFLINE), max_rounds=max_rounds)
+        return await ask(question, client, llm, model=model_name(OFFLINE), execute=execute)
+
+
+async def gated_call(mcp: Client, call: ToolCall) -> tuple[str, bool]:
+    if call.name not in ALLOWED:
+        return f"Error: the user does not allow the tool {call.name}.", True
+    return await call_tool(mcp, call)
+
+
+async def budget_loop(question: str, mcp: Client, llm: Any, *, model: str, token_budget: int) -> LoopResult:
+    api = ChatCompletions()
+    tools = api.tools(await mcp.list_tools())
+    system = system_text(mcp)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    spent, rounds = 0, 0
+    while True:
+        response = await api.send(llm, api.request(model, system, messages, tools))
+        rounds += 1
+        spent += response["usage"]["prompt_tokens"]
+        messages.append(api.reply(response))
+        calls = api.tool_calls(response)
+        if not calls:
+            return LoopResult(api.text(response), messages, rounds, stopped_early=False)
+        if spent >= token_budget:
+            return LoopResult(f"Stopped: {spent} prompt tokens spent.", messages, rounds, stopped_early=True)
+        messages += api.results(calls, [await call_tool(mcp, call) for call in calls])
+
+
+async def no_budget(question: str, mcp: Client, llm: Any, *, model: str, token_budget: int) -> LoopResult:
+    return await tool_loop(question, mcp, llm, model=model)
+
+
+async def late_budget(question: str, mcp: Client, llm: Any, *, model: str, token_budget: int) -> LoopResult:
+    """Runs the calls of the reply that used up the budget before it stops: one tools/call too many."""
+    spent = 0
+    api = ChatCompletions()
+    tools = api.tools(await mcp.list_tools())
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    for rounds in range(1, 10):
+        response = await api.send(llm, api.request(model, system_text(mcp), messages, tools))
+        spent += response["usage"]["prompt_tokens"]
+        messages.append(api.reply(response))
+        calls = api.tool_calls(response)
+        if not calls:
+            return LoopResult(api.text(response), messages, rounds, stopped_early=False)
+        messages += api.results(calls, [await call_tool(mcp, call) for call in calls])
+        if spent >= token_budget:
+            return LoopResult("stopped", messages, rounds, stopped_early=True)
+    raise AssertionError("unreachable")
+
+
+async def run_everything(mcp: Client, call: ToolCall) -> tuple[str, bool]:
+    return await call_tool(mcp, call)
+
+
+async def refuse_everything(mcp: Client, call: ToolCall) -> tuple[str, bool]:
+    return f"Error: {call.name} is not allowed.", True
+
+
+async def refuse_quietly(mcp: Client, call: ToolCall) -> tuple[str, bool]:
+    if call.name not in ALLOWED:
+        return "no", True
+    return await call_tool(mcp, call)
 
 
 @pytest.fixture(scope="module")
 def asked(run) -> dict[str, LoopResult]:
-    """The loops the lesson and its solutions run."""
+    """The loops the lesson's solutions run, and some wrong ones."""
     return {
-        "one_round": run(_ask, "What is 1 + 2 and what is 3 * 4?", None, 1),
-        "chain": run(_ask, "multiply 3 by 4, then subtract 5"),
-        "parallel": run(_ask, "What is 1 + 2 and what is 3 * 4?"),
+        "gated": run(_ask, CHAIN, None, gated_call),
+        "ungated": run(_ask, CHAIN),
+        "other_question": run(_ask, "What is 1 + 2?", None, gated_call),
         "remainder": run(_ask, "What is 17 mod 5?", build_remainder_server()),
         "anonymous": run(_ask, "What is 17 mod 5?", build_anonymous_server()),
-        "other_question": run(_ask, "What is 1 + 2?"),
     }
 
 
 def solutions(asked: dict[str, LoopResult]) -> dict[str, dict[str, Any]]:
-    """Each exercise's answers, computed as the lesson's solution cells compute them."""
-    one_round = asked["one_round"]
-    last_reply = one_round.trace.of_kind("llm-response")[-1].payload["choices"][0]["message"]
-    chain, parallel = asked["chain"], asked["parallel"]
-    by_pair = Counter((event.sender, event.receiver) for event in chain.trace)
-    tool_calls = parallel.trace.of_kind("llm-response")[0].payload["choices"][0]["message"]["tool_calls"]
-    requests = [e.payload for e in parallel.trace if e.kind == "jsonrpc" and e.payload.get("method") == "tools/call"]
+    """Each exercise's answers, as the lesson's solution cells compute them."""
     return {
-        "04.1": {
-            "one_round": one_round,
-            "unrun_calls": [call["function"]["name"] for call in last_reply["tool_calls"]],
-        },
+        "04.1": {"gated_call": gated_call, "gated": asked["gated"]},
         "04.2": {"remainder_result": asked["remainder"], "anonymous_result": asked["anonymous"]},
-        "04.3": {
-            "by_pair": by_pair,
-            "llm_received": sum(n for (_, receiver), n in by_pair.items() if receiver == "llm"),
-            "server_received": sum(n for (_, receiver), n in by_pair.items() if receiver == "server"),
-            "never_pairs": {pair for pair in permutations(ACTORS, 2) if pair not in by_pair},
-        },
-        "04.4": {
-            "call_actors": {
-                actor for e in parallel.trace if "call_1_1" in json.dumps(e.payload) for actor in (e.sender, e.receiver)
-            },
-            "rpc_actors": {
-                actor
-                for e in parallel.trace
-                if e.kind == "jsonrpc" and e.payload.get("id") == 4
-                for actor in (e.sender, e.receiver)
-            },
-            "rpc_id_of": {
-                call["id"]: request["id"]
-                for call in tool_calls
-                for request in requests
-                if request["params"]["name"] == call["function"]["name"]
-                and request["params"]["arguments"] == json.loads(call["function"]["arguments"])
-            },
-        },
+        "04.3": {"budget_loop": budget_loop},
     }
 
 
@@ -118,31 +145,26 @@ def test_the_checks_say_what_they_found(asked, capsys) -> None:
     for exercise_id, answers in solutions(asked).items():
         check(exercise_id, answers)
     out = capsys.readouterr().out
-    assert "The model asked for calculator_add, calculator_multiply; the loop ran none of them." in out
+    assert "tools/call sent: none; the model was told: Error: the user does not allow the tool calculator_mu" in out
     assert "remainder: 17 mod 5 = 2.\nf: None of my tools can do remainders" in out
-    assert "tool_call id -> JSON-RPC id: {'call_1_0': 3, 'call_1_1': 4}" in out
+    assert "prompt tokens per round [349, 410, 471]: budgets 348 and 758 stop after 1 and 2 requests" in out
 
 
 def _wrong(asked: dict[str, LoopResult]) -> list[tuple[str, dict[str, Any], str]]:
     """(exercise, one answer replaced by a wrong one, what the message must name)."""
-    right = solutions(asked)
-    by_pair = Counter(right["04.3"]["by_pair"])
-    by_pair["client", "server"] += 1
     return [
-        ("04.1", {"one_round": asked["other_question"]}, "the question in one_round.trace"),
-        ("04.1", {"one_round": asked["parallel"]}, "the number of llm-request events"),
-        ("04.1", {"one_round": "not a result"}, "one_round: expected a LoopResult"),
-        ("04.1", {"unrun_calls": ["calculator_add"]}, "unrun_calls"),
+        ("04.1", {"gated_call": "not a function"}, "gated_call"),
+        ("04.1", {"gated_call": run_everything}, "the tools/call requests gated_call sent for calculator_multiply"),
+        ("04.1", {"gated_call": refuse_everything}, "gated_call(client, calculator_add with a=1, b=2)"),
+        ("04.1", {"gated_call": refuse_quietly}, "gated_call(client, calculator_multiply)"),
+        ("04.1", {"gated": asked["other_question"]}, "the question in gated.trace"),
+        ("04.1", {"gated": asked["ungated"]}, "the tools/call requests in gated.trace"),
+        ("04.1", {"gated": "not a result"}, "gated: expected a LoopResult"),
         ("04.2", {"remainder_result": asked["anonymous"]}, "the tools listed in remainder_result.trace"),
         ("04.2", {"anonymous_result": asked["remainder"]}, "the tools listed in anonymous_result.trace"),
-        ("04.3", {"by_pair": by_pair}, "by_pair, the events of chain.trace"),
-        ("04.3", {"llm_received": 4}, "llm_received"),
-        ("04.3", {"server_received": 2}, "server_received"),
-        ("04.3", {"never_pairs": set()}, "never_pairs"),
-        ("04.3", {"never_pairs": None}, "never_pairs: expected a set or frozenset or list or tuple"),
-        ("04.4", {"call_actors": {"client", "llm", "server"}}, "call_actors"),
-        ("04.4", {"rpc_actors": {"client", "llm"}}, "rpc_actors"),
-        ("04.4", {"rpc_id_of": {"call_1_0": 4, "call_1_1": 3}}, "rpc_id_of"),
+        ("04.3", {"budget_loop": None}, "budget_loop"),
+        ("04.3", {"budget_loop": no_budget}, "the requests budget_loop with token_budget=348 sent to the model"),
+        ("04.3", {"budget_loop": late_budget}, "the tools/call requests budget_loop with token_budget=348 sent"),
     ]
 
 

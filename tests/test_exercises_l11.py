@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx2
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from mcp_teach.client import teaching_client
+from mcp_teach.config import Settings
 from mcp_teach.exercises import check
 from mcp_teach.exercises.answers import run_sync
-from mcp_teach.lessons.l11_two_apis import LLMRecorder, recorded_client, stand_in_app, stand_in_client
 from mcp_teach.llm.anthropic_format import to_anthropic_tools
 from mcp_teach.llm.errors import LLMError
-from mcp_teach.llm.loop import ask_any
-from mcp_teach.llm.openai_tools import to_openai_tools
+from mcp_teach.llm.loop import ChatCompletions, ask
+from mcp_teach.llm.provider import anthropic_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.servers.calculator import build_calculator_server
 
@@ -29,18 +33,21 @@ async def _calculator_tools() -> list[Any]:
 def defined() -> dict[str, Any]:
     """What the lesson has defined when its exercises start (a fresh SDK client for each run's event loop)."""
     return {
+        "ChatCompletions": ChatCompletions,
+        "JSONResponse": JSONResponse,
         "LLMError": LLMError,
         "MODEL_NAME": MODEL_NAME,
         "QUESTION": "multiply 3 by 4, then subtract 5",
-        "ask_any": ask_any,
+        "Route": Route,
+        "Starlette": Starlette,
+        "ask": ask,
         "build_calculator_server": build_calculator_server,
+        "httpx2": httpx2,
         "mcp_tools": run_sync(_calculator_tools()),
-        "messages_llm": recorded_client("anthropic", LLMRecorder()),
-        "stand_in_app": stand_in_app,
-        "stand_in_client": stand_in_client,
+        "messages_llm": anthropic_client(Settings()),
+        "one_line": str,
         "teaching_client": teaching_client,
         "to_anthropic_tools": to_anthropic_tools,
-        "to_openai_tools": to_openai_tools,
     }
 
 
@@ -114,19 +121,37 @@ def test_11_2_a_reply_that_still_calls_a_tool_fails() -> None:
 
 # --- 11.3 ---------------------------------------------------------------------------------------------------------
 
-MESSAGE = "The LLM at http://stand-in.invalid is rate-limiting this key (HTTP 429). Wait a little and try again."
+MESSAGE = "The LLM at http://stand-in.invalid/v1 is rate-limiting this key (HTTP 429). Wait a little and try again."
+
+
+def _app(status: int, body: dict[str, Any], path: str = "/v1/chat/completions") -> Starlette:
+    async def answer(request: Any) -> JSONResponse:
+        return JSONResponse(body, status_code=status)
+
+    return Starlette(routes=[Route(path, answer, methods=["POST"])])
+
+
+RATE_LIMITED = {"error": {"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}}
+
+
+def test_11_3_a_correct_app_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    check("11.3", {"rate_limited_app": _app(429, RATE_LIMITED), "rate_limit_message": MESSAGE})
+    assert "✔ Exercise 11.3 passed" in capsys.readouterr().out
 
 
 def test_11_3_an_overloaded_app_fails() -> None:
-    app = stand_in_app(529, "overloaded_error", "Overloaded")
-    failed_with("11.3", {"rate_limited_app": app, "rate_limit_message": MESSAGE}, "429")
+    failed_with("11.3", {"rate_limited_app": _app(529, RATE_LIMITED), "rate_limit_message": MESSAGE}, "429")
 
 
-def test_11_3_the_wrong_error_type_fails() -> None:
-    app = stand_in_app(429, "overloaded_error", "slow down")
-    failed_with("11.3", {"rate_limited_app": app, "rate_limit_message": MESSAGE}, "rate_limit_error")
+def test_11_3_anthropics_error_shape_fails() -> None:
+    anthropic_shape = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+    failed_with("11.3", {"rate_limited_app": _app(429, anthropic_shape), "rate_limit_message": MESSAGE}, "code")
+
+
+def test_11_3_the_messages_path_fails() -> None:
+    app = _app(429, RATE_LIMITED, "/v1/messages")
+    failed_with("11.3", {"rate_limited_app": app, "rate_limit_message": MESSAGE}, "POST /v1/chat/completions")
 
 
 def test_11_3_a_message_of_another_error_fails() -> None:
-    app = stand_in_app(429, "rate_limit_error", "slow down")
-    failed_with("11.3", {"rate_limited_app": app, "rate_limit_message": "overloaded"}, "rate-limiting")
+    failed_with("11.3", {"rate_limited_app": _app(429, RATE_LIMITED), "rate_limit_message": "overloaded"}, "rate-lim")

@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 
+import httpx2
 import pytest
 import uvicorn
 from fastmcp import Client
@@ -17,7 +18,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.transports.sockets import bind_socket
 from mcp_teach.wire.capture import CaptureTransport
-from mcp_teach.wire.http_recording import HttpExchange, recording_client_factory
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport, recording_client_factory
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
 from mcp_teach.wire.redact import REDACTED
 
@@ -247,3 +248,29 @@ def test_body_chunks_split_inside_a_secret_or_a_character_are_recorded_whole(run
     assert text == b"".join(parts).decode()  # the caller still gets the real body
     assert exchange.response_body == "token=[REDACTED]; 7 ÷ 2 = 3½\nnext line sk-abc"
     assert exchange.ended_at is not None
+
+
+def test_a_recorder_in_front_of_an_app_in_process_keeps_both_bodies_and_redacts_the_key(run) -> None:
+    """``inner``: the recorder under an SDK client whose requests go into an ASGI app (lesson 11's offline model)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    async def echo(request: Request) -> JSONResponse:
+        return JSONResponse({"got": await request.json()})
+
+    app = Starlette(routes=[Route("/v1/echo", echo, methods=["POST"])])
+    exchanges: list[HttpExchange] = []
+
+    async def main() -> None:
+        transport = RecordingHTTPTransport(exchanges.append, inner=httpx2.ASGITransport(app=app))
+        async with httpx2.AsyncClient(transport=transport, base_url="http://app.invalid") as http:
+            response = await http.post("/v1/echo", json={"n": 1}, headers={"Authorization": "Bearer sk-secret-123456"})
+            assert response.json() == {"got": {"n": 1}}
+
+    run(main)
+    [exchange] = exchanges
+    assert (exchange.method, exchange.target, exchange.status) == ("POST", "/v1/echo", 200)
+    assert json.loads(exchange.request_body) == {"n": 1} and json.loads(exchange.response_body) == {"got": {"n": 1}}
+    assert exchange.request_headers["authorization"] == f"Bearer {REDACTED}"

@@ -30,7 +30,7 @@ from mcp_teach.config import ConfigError, Settings, load_settings
 from mcp_teach.llm.anthropic_format import to_anthropic_tools, to_chat_request, to_message
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
-from mcp_teach.llm.loop import LoopResult, ask, ask_any
+from mcp_teach.llm.loop import ChatCompletions, LoopResult, Messages, ask
 from mcp_teach.llm.provider import (
     OFFLINE_ANTHROPIC_BASE_URL,
     anthropic_base_url,
@@ -61,7 +61,7 @@ QUESTIONS = [
 async def _ask(llm: Any, model: str, question: str, **options: Any) -> LoopResult:
     capture = CaptureTransport(build_calculator_server())
     async with llm, teaching_client(capture) as client:
-        return await ask_any(question, client, llm, model=model, **options)
+        return await ask(question, client, llm, model=model, **options)
 
 
 # --- The offline teaching model over the Messages API ------------------------------------------------------------
@@ -75,18 +75,19 @@ def test_both_apis_give_the_same_answer(run, question: str) -> None:
     assert over_messages.rounds == over_chat.rounds and not over_messages.stopped_early
 
 
-def test_ask_any_with_an_openai_client_is_ask(run) -> None:
+@pytest.mark.parametrize(("make", "api"), [(openai_client, ChatCompletions), (anthropic_client, Messages)])
+def test_ask_speaks_the_format_of_the_client_unless_told(run, make: Any, api: type) -> None:
     async def both(question: str) -> tuple[LoopResult, LoopResult]:
         async with teaching_client(CaptureTransport(build_calculator_server())) as client:
-            old = await ask(question, client, openai_client(OFFLINE), model=MODEL_NAME)
-            new = await ask_any(question, client, openai_client(OFFLINE), model=MODEL_NAME)
-        return old, new
+            chosen = await ask(question, client, make(OFFLINE), model=MODEL_NAME)
+            told = await ask(question, client, make(OFFLINE), model=MODEL_NAME, api=api())
+        return chosen, told
 
-    old, new = run(both, "multiply 3 by 4, then subtract 5")
-    assert (old.answer, old.messages, old.rounds) == (new.answer, new.messages, new.rounds)
-    assert [e.payload for e in old.trace.of_kind("llm-request")] == [
-        e.payload for e in new.trace.of_kind("llm-request")
-    ]
+    chosen, told = run(both, "multiply 3 by 4, then subtract 5")
+    assert (chosen.answer, chosen.messages, chosen.rounds) == (told.answer, told.messages, told.rounds)
+    requests = [[e.payload for e in r.trace.of_kind("llm-request")] for r in (chosen, told)]
+    assert requests[0] == requests[1]
+    assert chosen.trace.of_kind("llm-request")[0].label == f"{api.name} round 1"
 
 
 def test_a_chain_in_messages_format(run) -> None:
@@ -298,8 +299,7 @@ def test_a_rejected_key_names_the_variable(run, stand_in: StandIn) -> None:
     settings = Settings(anthropic_base_url=stand_in.url("401"), anthropic_api_key=KEY, anthropic_model="claude-x")
     message = _fails(run, settings)
     assert message == (
-        f"The LLM at {stand_in.url('401')} rejected the API key (HTTP 401, authentication_error). "
-        "Check ANTHROPIC_API_KEY in .env (Anthropic keys start with sk-ant-)."
+        f"The LLM at {stand_in.url('401')} rejected the API key (HTTP 401). Check ANTHROPIC_API_KEY in .env."
     )
     [(sent_key, body)] = stand_in.received["401"]
     assert sent_key == KEY and body["model"] == "claude-x" and body["max_tokens"] > 0
@@ -309,7 +309,7 @@ def test_a_rejected_key_names_the_variable(run, stand_in: StandIn) -> None:
 def test_overloaded_says_it_is_not_your_fault(run, stand_in: StandIn) -> None:
     settings = Settings(anthropic_base_url=stand_in.url("529"), anthropic_api_key=KEY, anthropic_model="claude-x")
     message = _fails(run, settings)
-    assert message.startswith(f"The LLM at {stand_in.url('529')} is overloaded (HTTP 529, overloaded_error)")
+    assert message.startswith(f"The LLM at {stand_in.url('529')} is overloaded (HTTP 529)")
     assert "Wait a minute and try again" in message and "ANTHROPIC_MODEL" in message
 
 

@@ -11,13 +11,11 @@ from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.lessons.l04_tool_loop import (
     PHASES,
-    conversation_table,
     diagram,
     phases,
     show_phase,
     tool_call_exchanges,
     tool_call_table,
-    tool_result_table,
 )
 from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import model_name, openai_client
@@ -127,7 +125,7 @@ def test_tool_call_table_shows_the_string_and_the_object(run):
     first = lines[2]
     assert first.split()[:3] == ["1", "call_1_0", "calculator_multiply"]
     assert '"{\\"a\\": 3, \\"b\\": 4}"' in first  # the arguments as the JSON string they are
-    assert first.endswith('3            calculator_multiply  {"a": 3, "b": 4}')  # JSON-RPC id, name, object
+    assert first.endswith('3            {"a": 3, "b": 4}')  # JSON-RPC id, the object
     assert lines[3].split()[:3] == ["2", "call_2_0", "calculator_subtract"]
 
 
@@ -136,9 +134,6 @@ def test_a_tool_error_reaches_the_model_as_text(run):
     (exchange,) = tool_call_exchanges(result.trace)
     assert exchange.response["result"]["isError"] is True
     assert exchange.tool_message["content"] == "Error: Cannot divide by zero: argument 'b' must not be 0."
-    row = repr(tool_result_table(result.trace)).splitlines()[2]
-    assert row.split()[0] == "3" and " true " in row
-    assert row.endswith("\"Error: Cannot divide by zero: argument 'b' must not be 0.\"")
 
 
 def test_a_call_asked_for_in_the_last_round_is_not_run(run):
@@ -149,7 +144,6 @@ def test_a_call_asked_for_in_the_last_round_is_not_run(run):
     assert skipped.tool_call["function"]["name"] == "calculator_subtract"
     assert skipped.request is None and skipped.response is None and skipped.tool_message is None
     assert "(not sent)" in repr(tool_call_table(result.trace)).splitlines()[-1]
-    assert "(never sent)" in repr(tool_result_table(result.trace)).splitlines()[-1]
 
 
 def test_a_call_with_arguments_that_are_not_json_sends_no_tools_call(run):
@@ -168,16 +162,6 @@ def test_a_call_with_arguments_that_are_not_json_sends_no_tools_call(run):
     assert exchange.request is None and exchange.response is None
     assert exchange.tool_message["tool_call_id"] == "call_1_0"
     assert "(not sent)" in repr(tool_call_table(Trace(events))).splitlines()[2]
-
-
-def test_conversation_table_pairs_calls_and_results(run):
-    result = run(_ask, "What is 1 + 2 and what is 3 * 4?")
-    rows = [line.split(None, 2) for line in repr(conversation_table(result.messages, width=40)).splitlines()[2:]]
-    roles = ["system", "user", "assistant", "tool", "tool", "assistant"]
-    assert [row[:2] for row in rows] == [[str(number), role] for number, role in enumerate(roles, start=1)]
-    assert rows[2][2].startswith("call_1_0, call_1_1  tool_calls: calculator_add(")
-    assert rows[2][2].endswith("…") and len(rows[2][2].split("  ", 1)[1]) == 40
-    assert rows[3][2].split() == ["call_1_0", '"3.0"']
 
 
 def test_events_of_other_kinds_are_the_question_or_the_answer():
@@ -202,5 +186,3 @@ def test_a_protocol_error_is_paired_and_shown_in_place_of_a_result(run):
     assert phases(trace) == phases(result.trace)  # the error answers the tools/call: still the execution phase
     (exchange,) = tool_call_exchanges(trace)
     assert exchange.response["error"] == error
-    row = repr(tool_result_table(trace)).splitlines()[2]
-    assert row.split()[:4] == ["3", "(JSON-RPC", "error", "-32602)"]

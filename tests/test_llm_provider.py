@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
+import httpx2
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -242,7 +243,7 @@ def test_bad_tool_calls_go_back_to_the_model_as_errors(run, stand_in: StandIn, s
     settings = Settings(openai_base_url=stand_in.url(scenario), openai_model=STAND_IN_MODEL, openai_api_key=KEY)
     result, capture = run(ask_calculator, settings)
     assert (result.rounds, result.stopped_early) == (2, False)
-    tool_message = result.messages[3]
+    tool_message = result.messages[2]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call_bad"
     assert tool_message["content"].startswith(fed_back)
     assert result.answer == f"The tool said: {tool_message['content']}"
@@ -261,3 +262,28 @@ def test_bad_tool_calls_go_back_to_the_model_as_errors(run, stand_in: StandIn, s
         else:
             assert response["result"]["isError"] is True
             assert tool_message["content"] == "Error: " + response["result"]["content"][0]["text"]
+
+
+# --- One error map for both SDKs ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize(
+    ("status", "kind", "says"),
+    [
+        (401, "AuthenticationError", "Check {SDK}_API_KEY in .env."),
+        (404, "NotFoundError", "Check {SDK}_MODEL."),
+        (429, "RateLimitError", "is rate-limiting this key (HTTP 429)"),
+        (503, "InternalServerError", "failed with HTTP 503. This is the provider's side"),
+    ],
+)
+def test_one_error_map_explains_both_sdks(sdk: str, status: int, kind: str, says: str) -> None:
+    import importlib
+
+    from mcp_teach.llm.errors import explain
+
+    module = importlib.import_module(sdk)
+    response = httpx2.Response(status, request=httpx2.Request("POST", "http://llm.invalid/v1/x"))
+    error = getattr(module, kind)(f"no {KEY}", response=response, body={"error": {"message": f"bad key {KEY}"}})
+    message = str(explain(error, "http://llm.invalid/v1", "some-model", KEY))
+    assert says.replace("{SDK}", sdk.upper()) in message and KEY not in message

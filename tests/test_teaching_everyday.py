@@ -11,7 +11,7 @@ import pytest
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.llm import teaching_model
-from mcp_teach.llm.loop import LoopResult, ask_any
+from mcp_teach.llm.loop import LoopResult, ask
 from mcp_teach.llm.provider import anthropic_client, openai_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.servers.calculator import build_calculator_server
@@ -41,7 +41,7 @@ ANSWERS: dict[str, tuple[list[tuple[str, dict[str, Any]]], str]] = {
 
 async def _ask(llm: Any, question: str) -> LoopResult:
     async with llm, teaching_client(CaptureTransport(build_calculator_server())) as client:
-        return await ask_any(question, client, llm, model=MODEL_NAME)
+        return await ask(question, client, llm, model=MODEL_NAME)
 
 
 def _calls(result: LoopResult) -> list[tuple[str, dict[str, Any]]]:

@@ -1,40 +1,34 @@
 """The exercises of lesson 04 (the LLM tool loop); its check cells, ``check("04.k")``, call these.
 
-Every check reads the real :class:`~mcp_teach.llm.loop.LoopResult` traces the student's code produced, and
-expects the offline teaching model's decisions (no ``.env``, as in CI): a real LLM may decide differently.
+Every check runs the student's code for real (a calculator in memory, the offline teaching model: no ``.env``, as
+in CI; a real LLM may decide differently) and reads what reached the server and the model.
+
+- 04.1: ``gated_call``, an ``execute`` step that refuses tools outside an allowlist, and ``gated``, a loop run
+  through it;
+- 04.2: ``remainder_result`` and ``anonymous_result``, the same question to a server whose tool says what it does
+  and to one whose tool does not;
+- 04.3: ``budget_loop``, a loop that stops when the prompt tokens sent reach a budget.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
+from mcp_teach.client import teaching_client
+from mcp_teach.config import Settings
+from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.llm.loop import LoopResult
+from mcp_teach.llm.loop import LoopResult, ToolCall, ask
+from mcp_teach.llm.provider import model_name, openai_client
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.capture import CaptureTransport
 
-PARALLEL_QUESTION = "What is 1 + 2 and what is 3 * 4?"
 REMAINDER_QUESTION = "What is 17 mod 5?"
-#: (sender, receiver) -> events in the trace of "multiply 3 by 4, then subtract 5" (lesson 04, section 10).
-CHAIN_PAIRS = {
-    ("user", "client"): 1,
-    ("client", "server"): 3,
-    ("server", "client"): 3,
-    ("client", "llm"): 3,
-    ("llm", "client"): 3,
-    ("client", "user"): 1,
-}
-#: What a "set of ..." answer may be.
-COLLECTIONS = (set, frozenset, list, tuple)
-NEVER_PAIRS = {
-    ("user", "llm"),
-    ("llm", "user"),
-    ("user", "server"),
-    ("server", "user"),
-    ("llm", "server"),
-    ("server", "llm"),
-}
+CHAIN_QUESTION = "multiply 3 by 4, then subtract 5"
+#: The allowlist of 04.1, as the lesson's cell sets it.
+ALLOWED = {"calculator_add", "calculator_subtract"}
 
 
 def listed_tools(result: LoopResult) -> list[dict[str, Any]]:
@@ -55,41 +49,47 @@ def _question(result: LoopResult) -> str | None:
     return questions[0].payload.get("content") if questions else None
 
 
-@exercise("04.1", answers=("one_round", "unrun_calls"))
-def stop_after_one_round(check: Checker, one_round: Any, unrun_calls: Any) -> None:
-    check.instance(one_round, LoopResult, "one_round", hint="store what `await ask_calculator(...)` returns")
-    check.equal(
-        _question(one_round),
-        PARALLEL_QUESTION,
-        "the question in one_round.trace",
-        hint="ask the parallel question of section 10, word for word",
-    )
-    check.equal(
-        len(one_round.trace.of_kind("llm-request")),
-        1,
-        "the number of llm-request events (requests to the model)",
-        hint="max_rounds is how many requests the loop may send to the model: pass max_rounds=1",
-    )
-    check.equal(
-        one_round.stopped_early,
-        True,
-        "one_round.stopped_early",
-        hint="the model's only reply asked for tools, so the loop had to stop without an answer",
-    )
-    sent = [e.payload["params"]["name"] for e in one_round.trace if e.payload.get("method") == "tools/call"]
-    check.equal(
-        sent,
-        [],
-        "the tools/call requests on the wire",
-        hint="with no round left to show the model any result, the loop does not run the calls (section 10)",
-    )
-    check.equal(
-        unrun_calls,
-        ["calculator_add", "calculator_multiply"],
-        "unrun_calls",
-        hint="the last llm-response event's payload has choices[0].message.tool_calls; take each call's function.name",
-    )
-    print(f"The model asked for {', '.join(unrun_calls)}; the loop ran none of them.")
+async def _gate(gated_call: Any) -> list[tuple[Any, list[str]]]:
+    """What ``gated_call`` returns for an allowed and two refused calls, and the tools/call each one sent."""
+    capture = CaptureTransport(build_calculator_server())
+    seen = []
+    async with teaching_client(capture) as client:
+        for name, arguments in (("calculator_add", '{"a": 1, "b": 2}'), ("calculator_multiply", '{"a": 3, "b": 4}'),
+                                ("calculator_divide", '{"a": 1, "b": 1}')):  # fmt: skip
+            before = len(capture.capture.requests("tools/call"))
+            outcome = await gated_call(client, ToolCall("call_1_0", name, arguments))
+            sent = [r.message["params"]["name"] for r in capture.capture.requests("tools/call")[before:]]
+            seen.append((outcome, sent))
+    return seen
+
+
+@exercise("04.1", answers=("gated_call", "gated"))
+def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> None:
+    check.true(callable(gated_call), "gated_call", expected="an async function (mcp, call)", found=gated_call,
+               hint="async def gated_call(mcp: Client, call: ToolCall) -> tuple[str, bool]: ...")  # fmt: skip
+    (allowed, allowed_sent), *refused = run_sync(_gate(gated_call))
+    check.equal(allowed, ("3.0", False), "gated_call(client, calculator_add with a=1, b=2)",
+                hint="an allowed call is run as it is: return what call_tool returns for it")  # fmt: skip
+    check.equal(allowed_sent, ["calculator_add"], "the tools/call requests an allowed call sent",
+                hint="an allowed call goes to the server")  # fmt: skip
+    for (outcome, sent), name in zip(refused, ("calculator_multiply", "calculator_divide"), strict=True):
+        check.equal(sent, [], f"the tools/call requests gated_call sent for {name}",
+                    hint="decide before anything is sent: a refused call never reaches the server")  # fmt: skip
+        ok = isinstance(outcome, tuple) and len(outcome) == 2 and isinstance(outcome[0], str)
+        check.true(ok and outcome[0].startswith("Error") and name in outcome[0] and outcome[1] is True,
+                   f"gated_call(client, {name})", expected=f"(a text starting with 'Error' that names {name}, True)",
+                   found=outcome, hint="the shape of call_tool's answer: (text for the model, failed)")  # fmt: skip
+    check.instance(gated, LoopResult, "gated", hint="store what `await ask(..., execute=gated_call)` returns")
+    check.equal(_question(gated), CHAIN_QUESTION, "the question in gated.trace",
+                hint=f"ask {CHAIN_QUESTION!r}, word for word")  # fmt: skip
+    sent = [request["params"]["name"] for request, _ in tools_calls(gated)]
+    check.true(not set(sent) - ALLOWED, "the tools/call requests in gated.trace", expected=f"only {sorted(ALLOWED)}",
+               found=sent, hint="pass execute=gated_call to ask")  # fmt: skip
+    told = [m["content"] for m in gated.messages if m.get("role") == "tool"]
+    check.true(any(text.startswith("Error") for text in told), "the tool messages the model got",
+               expected="a refusal (text starting with 'Error')", found=told,
+               hint="the model first asks for calculator_multiply, which is not allowed")  # fmt: skip
+    print(f"tools/call sent: {', '.join(sent) or 'none'}; the model was told: {told[0]}")
 
 
 @exercise("04.2", answers=("remainder_result", "anonymous_result"))
@@ -158,52 +158,41 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
     print(f"remainder: {remainder_result.answer}\nf: {anonymous_result.answer}")
 
 
-@exercise("04.3", answers=("by_pair", "llm_received", "server_received", "never_pairs"))
-def who_talks_to_whom(check: Checker, by_pair: Any, llm_received: Any, server_received: Any, never_pairs: Any) -> None:
-    check.instance(by_pair, Mapping, "by_pair", hint="a collections.Counter of (event.sender, event.receiver)")
-    check.equal(
-        dict(by_pair),
-        CHAIN_PAIRS,
-        "by_pair, the events of chain.trace per (sender, receiver)",
-        hint="count one tuple (event.sender, event.receiver) per event of chain.trace",
-    )
-    check.equal(llm_received, 3, "llm_received", hint="the LLM receives one chat.completions request per round")
-    check.equal(
-        server_received,
-        3,
-        "server_received",
-        hint="the server receives the JSON-RPC requests: one tools/list and one tools/call per step",
-    )
-    check.instance(never_pairs, COLLECTIONS, "never_pairs", hint="a set of (sender, receiver) tuples")
-    check.equal(
-        set(never_pairs),
-        NEVER_PAIRS,
-        "never_pairs, the (sender, receiver) pairs without any event",
-        hint="take the 12 ordered pairs of two different actors and keep those that are not in by_pair",
-    )
-    print("Every event has the client at one end.")
+async def _budget_run(budget_loop: Any, budget: int) -> tuple[Any, int, list[str]]:
+    """The result of ``budget_loop`` with ``budget``, the requests that reached the model and the tools/call sent."""
+    exchanges: list[Any] = []
+    llm = openai_client(Settings(), on_exchange=exchanges.append)
+    capture = CaptureTransport(build_calculator_server())
+    async with teaching_client(capture) as client:
+        result = await budget_loop(CHAIN_QUESTION, client, llm, model=model_name(Settings()), token_budget=budget)
+    sent = [r.message["params"]["name"] for r in capture.capture.requests("tools/call")]
+    return result, len(exchanges), sent
 
 
-@exercise("04.4", answers=("call_actors", "rpc_actors", "rpc_id_of"))
-def follow_the_ids(check: Checker, call_actors: Any, rpc_actors: Any, rpc_id_of: Any) -> None:
-    check.instance(call_actors, COLLECTIONS, "call_actors", hint="a set of actor names")
-    check.instance(rpc_actors, COLLECTIONS, "rpc_actors", hint="a set of actor names")
-    check.equal(
-        set(call_actors),
-        {"client", "llm"},
-        "call_actors, who sends or receives call_1_1",
-        hint="take sender and receiver of every event whose json.dumps(event.payload) contains 'call_1_1'",
-    )
-    check.equal(
-        set(rpc_actors),
-        {"client", "server"},
-        "rpc_actors, who sends or receives JSON-RPC id 4",
-        hint="only events of kind 'jsonrpc' carry JSON-RPC ids (a chat completion's `id` is something else)",
-    )
-    check.equal(
-        rpc_id_of,
-        {"call_1_0": 3, "call_1_1": 4},
-        "rpc_id_of",
-        hint="keys: the `id` of each tool_call in the model's reply; values: the `id` of its tools/call request",
-    )
-    print(f"tool_call id -> JSON-RPC id: {rpc_id_of}")
+async def _prompt_tokens() -> list[int]:
+    async with teaching_client(build_calculator_server()) as client:
+        full = await ask(CHAIN_QUESTION, client, openai_client(Settings()), model=model_name(Settings()))
+    return [event.payload["usage"]["prompt_tokens"] for event in full.trace.of_kind("llm-response")]
+
+
+@exercise("04.3", answers=("budget_loop",))
+def a_token_budget(check: Checker, budget_loop: Any) -> None:
+    check.true(callable(budget_loop), "budget_loop", expected="an async function", found=budget_loop,
+               hint="async def budget_loop(question, mcp, llm, *, model, token_budget) -> LoopResult: ...")  # fmt: skip
+    tokens = run_sync(_prompt_tokens())  # e.g. [349, 410, 471]: the full chain, three rounds
+    spent = [sum(tokens[: n + 1]) for n in range(len(tokens))]
+    for budget, requests in ((spent[0] - 1, 1), (spent[1] - 1, 2), (spent[-1] * 10, 3)):
+        result, asked, sent = run_sync(_budget_run(budget_loop, budget))
+        what = f"budget_loop with token_budget={budget}"
+        check.instance(result, LoopResult, f"what {what} returns", hint="return LoopResult(answer, messages, ...)")
+        check.equal(asked, requests, f"the requests {what} sent to the model",
+                    hint="add each response's usage.prompt_tokens; stop once the sum reaches the budget")  # fmt: skip
+        check.equal(sent, ["calculator_multiply", "calculator_subtract"][: requests - 1],
+                    f"the tools/call requests {what} sent",
+                    hint="the calls of the reply that used up the budget are not run")  # fmt: skip
+        stopped = requests < len(tokens)
+        check.equal(result.stopped_early, stopped, f"stopped_early of {what}",
+                    hint="True when the budget ran out while the model still wanted tools")  # fmt: skip
+    check.true(re.search(r"\b7\b", result.answer) is not None, "the answer within a large budget",
+               expected="the model's answer (7)", found=result.answer, hint="a text reply ends the loop")  # fmt: skip
+    print(f"prompt tokens per round {tokens}: budgets {spent[0] - 1} and {spent[1] - 1} stop after 1 and 2 requests")

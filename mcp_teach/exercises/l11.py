@@ -5,8 +5,8 @@
 - 11.2: ``by_hand_messages`` and ``by_hand``, one Messages round written by hand (the question, the model's
   ``tool_use`` turn, the ``tool_result`` in a ``user`` turn) and the reply to it; the check sends the same
   messages to the offline teaching model itself;
-- 11.3: ``rate_limited_app`` and ``rate_limit_message``, a stand-in provider that answers HTTP 429 with
-  Anthropic's error body, and what the loop said about it; the check asks through the app itself.
+- 11.3: ``rate_limited_app`` and ``rate_limit_message``, a stand-in Chat Completions provider that answers HTTP
+  429 with OpenAI's error body, and what the loop said about it; the check asks through the app itself.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ import json
 from typing import Any
 
 import httpx2
+import openai
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l11_two_apis import stand_in_client
 from mcp_teach.llm.anthropic_format import to_anthropic_tools
 from mcp_teach.llm.errors import LLMError
-from mcp_teach.llm.loop import ask_any
+from mcp_teach.llm.loop import ask
 from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.provider import anthropic_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
@@ -46,7 +46,7 @@ async def _mcp_tools() -> list[Any]:
 @exercise("11.1", answers=("messages_tools",))
 def check_messages_tools(c: Checker, messages_tools: Any) -> None:
     c.true(callable(messages_tools), "messages_tools", expected="a function", found=messages_tools,
-           hint="def messages_tools(openai_tools): ...")  # fmt: skip
+           hint="def messages_tools(openai_tools: list[dict]) -> list[dict]: ...")  # fmt: skip
     mcp_tools = run_sync(_mcp_tools())
     given = to_openai_tools(mcp_tools)
     found = messages_tools(json.loads(json.dumps(given)))  # a copy: changing the input in place proves nothing
@@ -111,8 +111,8 @@ def check_by_hand(c: Checker, by_hand_messages: Any, by_hand: Any) -> None:
 async def _probe(app: Any) -> tuple[int, Any]:
     transport = httpx2.ASGITransport(app=app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://stand-in.invalid") as http:
-        body = {"model": "claude-x", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-        response = await http.post("/v1/messages", json=body)
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+        response = await http.post("/v1/chat/completions", json=body)
     try:
         return response.status_code, response.json()
     except ValueError:
@@ -120,10 +120,11 @@ async def _probe(app: Any) -> tuple[int, Any]:
 
 
 async def _through(app: Any) -> str:
-    llm = stand_in_client(app)
+    http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=app))
+    llm = openai.AsyncOpenAI(base_url="http://stand-in.invalid/v1", api_key="x", http_client=http, max_retries=0)
     async with teaching_client(build_calculator_server()) as client:
         try:
-            await ask_any("What is 1 + 2?", client, llm, model="claude-x")
+            await ask("What is 1 + 2?", client, llm, model="gpt-4o-mini")
         except LLMError as error:
             return str(error)
     return "(no error: the loop got an answer)"
@@ -132,19 +133,19 @@ async def _through(app: Any) -> str:
 @exercise("11.3", answers=("rate_limited_app", "rate_limit_message"))
 def check_rate_limited(c: Checker, rate_limited_app: Any, rate_limit_message: Any) -> None:
     c.true(callable(rate_limited_app), "rate_limited_app", expected="an ASGI app (a Starlette app)",
-           found=rate_limited_app, hint="Starlette(routes=[Route('/v1/messages', ..., methods=['POST'])])")  # fmt: skip
+           found=rate_limited_app, hint="Starlette(routes=[Route(path, endpoint, methods=[...])])")  # fmt: skip
     status, body = run_sync(_probe(rate_limited_app))
-    c.equal(status, 429, "the HTTP status of POST /v1/messages", hint="rate limits are HTTP 429")
-    c.true(isinstance(body, dict) and body.get("type") == "error" and isinstance(body.get("error"), dict),
-           "the response body", expected='Anthropic\'s error shape {"type": "error", "error": {...}}', found=body,
-           hint="the same shape as the 529 stand-in's")  # fmt: skip
-    c.equal(body["error"].get("type"), "rate_limit_error", "error.type", hint="Anthropic's type for HTTP 429")
-    c.true(isinstance(body["error"].get("message"), str), "error.message", expected="a string",
-           found=body["error"].get("message"), hint="say what happened")  # fmt: skip
+    c.equal(status, 429, "the HTTP status of POST /v1/chat/completions",
+            hint="the path the openai SDK posts to, and the status of a rate limit")  # fmt: skip
+    error = body.get("error") if isinstance(body, dict) else None
+    c.true(isinstance(error, dict) and isinstance(error.get("message"), str), "the response body",
+           expected='OpenAI\'s error shape {"error": {"message": ..., ...}}', found=body,
+           hint="OpenAI's errors have no outer 'type': only an 'error' object")  # fmt: skip
+    c.equal(error.get("code"), "rate_limit_exceeded", "error.code", hint="the code the task names")
     c.instance(rate_limit_message, str, "rate_limit_message", hint="str(error) of the LLMError you caught")
     c.contains(rate_limit_message, "is rate-limiting this key (HTTP 429)", "rate_limit_message",
-               hint="ask through your app with ask_any and keep the LLMError's text")  # fmt: skip
+               hint="ask through your app with ask(...) and keep the LLMError's text")  # fmt: skip
     ours = run_sync(_through(rate_limited_app))
     c.contains(ours, "(HTTP 429)", "what the loop says when the check asks through your app",
-               hint="every POST /v1/messages must get the 429")  # fmt: skip
-    print(f"HTTP 429 rate_limit_error -> {rate_limit_message}")
+               hint="every POST /v1/chat/completions must get the 429")  # fmt: skip
+    print(f"HTTP 429 rate_limit_exceeded -> {rate_limit_message.split(' (HTTP')[0]} (HTTP 429).")

@@ -3,8 +3,7 @@
 A :class:`~mcp_teach.llm.trace.Trace` holds every message between user, client,
 LLM and server. These helpers group the events into the phases of the loop,
 draw them as a sequence diagram in plain text, and pair each ``tool_call`` of
-the model with the MCP ``tools/call`` that executed it and the ``role: "tool"``
-message that brought the result back::
+the model with the MCP ``tools/call`` that executed it::
 
     result = await ask("What is 1 + 2?", client, llm, model=model, since=0)
     diagram(result.trace)
@@ -221,53 +220,8 @@ def tool_call_table(trace: Trace) -> Any:
                 call["function"].get("name"),
                 _json(call["function"].get("arguments")),
                 request.get("id", "(not sent)"),
-                params.get("name", ""),
                 _json(params["arguments"]) if "arguments" in params else "",
             ]
         )
-    header = ["round", "tool_call id", "function.name", "function.arguments (a string)"]
-    return table([*header, "JSON-RPC id", "params.name", "params.arguments (an object)"], rows)
-
-
-def tool_result_table(trace: Trace) -> Any:
-    """Execution -> feeding back: each ``tools/call`` result next to the ``tool`` message the model got.
-
-    A JSON-RPC error instead of a result shows as ``(JSON-RPC error <code>)`` in the ``isError`` column.
-    """
-    rows = []
-    for exchange in tool_call_exchanges(trace):
-        response = exchange.response or {}
-        result = response.get("result") or {}
-        texts = [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
-        message = exchange.tool_message or {}
-        if "error" in response:  # a protocol error (e.g. an unknown tool): no result, so no isError either
-            flag = f"(JSON-RPC error {(response['error'] or {}).get('code')})"
-        else:
-            flag = _json(result["isError"]) if "isError" in result else ""
-        rows.append(
-            [
-                response.get("id", ""),
-                _json(texts[0]) if texts else "",
-                _json(result["structuredContent"]) if "structuredContent" in result else "",
-                flag,
-                message.get("tool_call_id", "(never sent)"),
-                _json(message["content"]) if "content" in message else "",
-            ]
-        )
-    header = ["JSON-RPC id", "content[0].text", "structuredContent", "isError"]
-    return table([*header, "tool_call_id", 'content of the role "tool" message'], rows)
-
-
-def conversation_table(messages: list[dict[str, Any]], *, width: int = 70) -> Any:
-    """The conversation sent to the model, one row per message: role, the ids that pair calls, content."""
-    rows = []
-    for number, message in enumerate(messages, start=1):
-        calls = message.get("tool_calls") or []
-        ids = message.get("tool_call_id") or ", ".join(call.get("id", "") for call in calls)
-        if calls:
-            content = "; ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in calls)
-            content = "tool_calls: " + content
-        else:
-            content = _json(message.get("content"))
-        rows.append([number, message.get("role"), ids, _shorten(content, width)])
-    return table(["#", "role", "tool_call id", "content"], rows)
+    header = ["round", "tool_call id", "function.name = params.name", "function.arguments (a string)"]
+    return table([*header, "JSON-RPC id", "params.arguments (an object)"], rows)

@@ -1,4 +1,4 @@
-"""Which LLM the loop talks to, and what to tell the student when it fails.
+"""Which LLM the loop talks to.
 
 With no provider configured, :func:`openai_client` returns a real ``openai.AsyncOpenAI``
 whose HTTP requests go straight into the offline teaching model's ASGI app (no
@@ -8,12 +8,15 @@ code talks to that provider instead.
 :func:`anthropic_client` does the same for Anthropic's Messages API: a real
 ``anthropic.AsyncAnthropic`` into the same app (its ``/v1/messages``), or the provider
 that ``ANTHROPIC_BASE_URL``/``ANTHROPIC_API_KEY`` name. :func:`llm_client` picks the API
-by ``Settings.llm_provider`` (``LLM_PROVIDER``, or the course's detection rules).
+by ``Settings.llm_provider`` (``LLM_PROVIDER``, or the course's detection rules). ``on_exchange`` records
+every HTTP exchange of a client (:mod:`mcp_teach.wire.http_recording`), offline or not: lesson 11 reads what
+each SDK sends. What a failure means is :mod:`mcp_teach.llm.errors`.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -24,7 +27,7 @@ from mcp_teach.config import ANTHROPIC_DEFAULT_BASE_URL, Settings
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.wire.redact import REDACTED, redact_text
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 
 if TYPE_CHECKING:  # imported where used: it takes 1.1 s, and most lessons only speak OpenAI's API
     import anthropic
@@ -56,15 +59,31 @@ def model_name(settings: Settings) -> str:
     return MODEL_NAME if settings.uses_offline_model else settings.openai_model
 
 
-def openai_client(settings: Settings, *, max_retries: int = 1, timeout: float = 60.0) -> openai.AsyncOpenAI:
+OnExchange = Callable[[HttpExchange], None]
+
+
+def _http_client(offline: bool, base: str, on_exchange: OnExchange | None, timeout: float) -> httpx2.AsyncClient | None:
+    """The SDK's HTTP client: into the teaching model's app offline, recorded if ``on_exchange`` is given."""
+    if not offline and on_exchange is None:
+        return None  # the SDK's own
+    transport: httpx2.AsyncBaseTransport = (
+        httpx2.ASGITransport(app=create_app()) if offline else httpx2.AsyncHTTPTransport()
+    )
+    if on_exchange is not None:
+        transport = RecordingHTTPTransport(on_exchange, inner=transport)
+    return httpx2.AsyncClient(transport=transport, base_url=base, timeout=timeout)
+
+
+def openai_client(
+    settings: Settings, *, max_retries: int = 1, timeout: float = 60.0, on_exchange: OnExchange | None = None
+) -> openai.AsyncOpenAI:
     """An ``openai.AsyncOpenAI`` for the configured backend.
 
     A local server (Ollama, vLLM, ``mcp-teach model serve``) may run without a key;
     a remote provider without ``OPENAI_API_KEY`` is refused here, before any request.
     """
     if settings.uses_offline_model:
-        transport = httpx2.ASGITransport(app=create_app())
-        http_client = httpx2.AsyncClient(transport=transport, base_url=OFFLINE_BASE_URL)
+        http_client = _http_client(True, OFFLINE_BASE_URL, on_exchange, timeout)
         return openai.AsyncOpenAI(base_url=OFFLINE_BASE_URL, api_key="offline", http_client=http_client, max_retries=0)
     url = base_url(settings)
     key = settings.openai_key
@@ -75,7 +94,10 @@ def openai_client(settings: Settings, *, max_retries: int = 1, timeout: float = 
                 "(OPENAI_API_KEY=...), or clear OPENAI_BASE_URL to use the offline teaching model."
             )
         key = "no-key-needed"
-    return openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=max_retries, timeout=timeout)
+    http_client = _http_client(False, url, on_exchange, timeout)
+    return openai.AsyncOpenAI(
+        base_url=url, api_key=key, max_retries=max_retries, timeout=timeout, http_client=http_client
+    )
 
 
 def anthropic_base_url(settings: Settings) -> str:
@@ -90,7 +112,9 @@ def anthropic_model_name(settings: Settings) -> str:
     return MODEL_NAME if settings.uses_offline_anthropic else settings.anthropic_model
 
 
-def anthropic_client(settings: Settings, *, max_retries: int = 1, timeout: float = 60.0) -> anthropic.AsyncAnthropic:
+def anthropic_client(
+    settings: Settings, *, max_retries: int = 1, timeout: float = 60.0, on_exchange: OnExchange | None = None
+) -> anthropic.AsyncAnthropic:
     """An ``anthropic.AsyncAnthropic`` for the configured backend, like :func:`openai_client`.
 
     Offline, its HTTP goes into the teaching model's ASGI app (``POST /v1/messages``). The key is always
@@ -100,8 +124,7 @@ def anthropic_client(settings: Settings, *, max_retries: int = 1, timeout: float
     import anthropic
 
     if settings.uses_offline_anthropic:
-        transport = httpx2.ASGITransport(app=create_app())
-        http_client = httpx2.AsyncClient(transport=transport, base_url=OFFLINE_ANTHROPIC_BASE_URL)
+        http_client = _http_client(True, OFFLINE_ANTHROPIC_BASE_URL, on_exchange, timeout)
         return anthropic.AsyncAnthropic(
             base_url=OFFLINE_ANTHROPIC_BASE_URL, api_key="offline", http_client=http_client, max_retries=0
         )
@@ -116,7 +139,10 @@ def anthropic_client(settings: Settings, *, max_retries: int = 1, timeout: float
                 "teaching model."
             )
         key = "no-key-needed"
-    return anthropic.AsyncAnthropic(base_url=url, api_key=key, max_retries=max_retries, timeout=timeout)
+    http_client = _http_client(False, url, on_exchange, timeout)
+    return anthropic.AsyncAnthropic(
+        base_url=url, api_key=key, max_retries=max_retries, timeout=timeout, http_client=http_client
+    )
 
 
 def llm_client(settings: Settings, **options: float) -> tuple[openai.AsyncOpenAI | anthropic.AsyncAnthropic, str]:
@@ -126,84 +152,3 @@ def llm_client(settings: Settings, **options: float) -> tuple[openai.AsyncOpenAI
     if settings.llm_provider == "anthropic":
         return anthropic_client(settings, **options), anthropic_model_name(settings)  # type: ignore[arg-type]
     return openai_client(settings, **options), model_name(settings)  # type: ignore[arg-type]
-
-
-def _error_detail(error: openai.OpenAIError | anthropic.AnthropicError, api_key: str | None) -> str:
-    """The provider's own words: ``{"error": {"message": ...}}``, ``{"error": "..."}`` or a plain-text body."""
-    body = getattr(error, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):  # Anthropic: {"type": "error", "error": {}}
-        body = body["error"]
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        detail = body["message"]
-    elif isinstance(body, str) and body.strip():
-        detail = body.strip()
-    else:
-        detail = getattr(error, "message", None) or str(error)
-    # Some providers and proxies echo the key they were sent.
-    return redact_text(detail.replace(api_key, REDACTED) if api_key else detail)
-
-
-def explain_llm_error(error: openai.OpenAIError, url: str, model: str, api_key: str | None = None) -> LLMError:
-    """Turn an ``openai`` exception into an :class:`LLMError` that names the fix (never the key)."""
-    status = getattr(error, "status_code", None)
-    detail = _error_detail(error, api_key)
-    if isinstance(error, openai.APIConnectionError):
-        return LLMError(
-            f"Cannot reach the LLM at {url} ({type(error).__name__}). Is the server running, and is "
-            "OPENAI_BASE_URL right?"
-        )
-    if isinstance(error, openai.AuthenticationError):
-        return LLMError(f"The LLM at {url} rejected the API key (HTTP 401). Check OPENAI_API_KEY in .env.")
-    if isinstance(error, openai.PermissionDeniedError):
-        return LLMError(f"The API key may not use model '{model}' at {url} (HTTP 403). Check your account.")
-    if isinstance(error, openai.NotFoundError):
-        return LLMError(f"Model '{model}' was not found at {url} (HTTP 404): {detail} Check OPENAI_MODEL.")
-    if isinstance(error, openai.RateLimitError):
-        return LLMError(f"The LLM at {url} is rate-limiting this key (HTTP 429). Wait a little and try again.")
-    if isinstance(error, openai.BadRequestError) and "tool" in detail.lower():
-        return LLMError(
-            f"Model '{model}' at {url} refused the tool definitions (HTTP 400): {detail} "
-            "Choose a model that supports function calling (tools)."
-        )
-    if isinstance(error, openai.APIStatusError) and status is not None and status >= 500:
-        return LLMError(f"The LLM at {url} failed with HTTP {status}. This is the provider's side; try again later.")
-    return LLMError(f"The LLM at {url} returned an error{f' (HTTP {status})' if status else ''}: {detail}")
-
-
-def explain_anthropic_error(
-    error: anthropic.AnthropicError, url: str, model: str, api_key: str | None = None
-) -> LLMError:
-    """Turn an ``anthropic`` exception into an :class:`LLMError` that names the fix (never the key)."""
-    import anthropic
-
-    status = getattr(error, "status_code", None)
-    detail = _error_detail(error, api_key)
-    if isinstance(error, anthropic.APIConnectionError):
-        return LLMError(
-            f"Cannot reach the LLM at {url} ({type(error).__name__}). Is the server running, and is "
-            "ANTHROPIC_BASE_URL right?"
-        )
-    if isinstance(error, anthropic.AuthenticationError):
-        return LLMError(
-            f"The LLM at {url} rejected the API key (HTTP 401, authentication_error). Check ANTHROPIC_API_KEY in "
-            ".env (Anthropic keys start with sk-ant-)."
-        )
-    if isinstance(error, anthropic.PermissionDeniedError):
-        return LLMError(f"The API key may not use model '{model}' at {url} (HTTP 403). Check your account.")
-    if isinstance(error, anthropic.NotFoundError):
-        return LLMError(f"Model '{model}' was not found at {url} (HTTP 404): {detail} Check ANTHROPIC_MODEL.")
-    if isinstance(error, anthropic.RateLimitError):
-        return LLMError(f"The LLM at {url} is rate-limiting this key (HTTP 429). Wait a little and try again.")
-    if isinstance(error, anthropic.OverloadedError) or status == 529:
-        return LLMError(
-            f"The LLM at {url} is overloaded (HTTP 529, overloaded_error): too many requests for everyone, not "
-            "only yours. Wait a minute and try again, or use another model (ANTHROPIC_MODEL)."
-        )
-    if isinstance(error, anthropic.BadRequestError) and "tool" in detail.lower():
-        return LLMError(
-            f"Model '{model}' at {url} refused the tool definitions (HTTP 400): {detail} "
-            "Choose a model that supports tool use."
-        )
-    if isinstance(error, anthropic.APIStatusError) and status is not None and status >= 500:
-        return LLMError(f"The LLM at {url} failed with HTTP {status}. This is the provider's side; try again later.")
-    return LLMError(f"The LLM at {url} returned an error{f' (HTTP {status})' if status else ''}: {detail}")

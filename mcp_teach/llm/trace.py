@@ -31,18 +31,10 @@ class TraceEvent:
         return {**self.__dict__, "payload": redact_json(self.payload)}
 
 
-def _short(value: Any, limit: int = 60) -> str:
+def short(value: Any, limit: int = 60) -> str:
+    """``value`` (text, or anything as JSON) on one line of at most ``limit`` characters: an event's label."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def llm_response_label(message: dict[str, Any]) -> str:
-    """``tool_calls: calculator_add({"a": 1, "b": 2})`` or ``answer: "..."``."""
-    calls = message.get("tool_calls") or []
-    if calls:
-        shown = ", ".join(f"{c['function']['name']}({_short(c['function']['arguments'], 40)})" for c in calls)
-        return f"tool_calls: {shown}"
-    return f"answer: {_short(message.get('content') or '')}"
 
 
 def jsonrpc_event(wire: WireMessage, capture: Capture) -> TraceEvent:

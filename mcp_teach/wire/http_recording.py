@@ -4,7 +4,9 @@ JSON-RPC messages look the same on every transport; what differs is the
 framing. :class:`RecordingHTTPTransport` sits below httpx and keeps each
 request and response (status, headers, body as it streams in), with
 credentials redacted by the tap's rules (:mod:`mcp_teach.wire.redact`), so a
-lesson can show the framing itself.
+lesson can show the framing itself. ``inner`` puts it in front of any transport (an
+in-process ASGI app, say), and ``redact=False`` keeps the exchange as sent, for a
+lesson that must show the credential itself (and never stores it).
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class HttpExchange:
         response_headers: dict[str, str] | None = None,
         response_body: str = "",
         ended_at: float | None = None,
+        *,
+        redact: bool = True,
     ) -> None:
         self.method = method
         #: Path and query, e.g. ``/mcp`` or ``/messages/?session_id=...``.
@@ -54,32 +58,42 @@ class HttpExchange:
         self._response_headers: dict[str, str] | RawHeaders = response_headers or {}
         self._response_chunks: list[bytes] | None = None  # set while recording a live response
         self._response_body = response_body
+        self._redact = redact
 
     @classmethod
-    def _recording(cls, request: httpx2.Request, body: bytes) -> HttpExchange:
+    def _recording(cls, request: httpx2.Request, body: bytes, redact: bool = True) -> HttpExchange:
         """A live exchange holding references only (see the class docstring)."""
-        exchange = cls(request.method, redact_url(request.url.raw_path.decode("ascii")), {}, "", time.monotonic())
+        target = request.url.raw_path.decode("ascii")
+        exchange = cls(request.method, redact_url(target) if redact else target, {}, "", time.monotonic())
         exchange._request_headers, exchange._request_body = request.headers.raw, body
         exchange._response_chunks = []
+        exchange._redact = redact
         return exchange
+
+    def _headers(self, raw: RawHeaders) -> dict[str, str]:
+        headers = httpx2.Headers(raw)
+        return redact_headers(headers) if self._redact else {name.lower(): value for name, value in headers.items()}
+
+    def _body(self, text: str, content_type: str) -> str:
+        return redact_body(text, content_type) if self._redact else text
 
     @property
     def request_headers(self) -> dict[str, str]:
         if isinstance(self._request_headers, list):
-            self._request_headers = redact_headers(httpx2.Headers(self._request_headers))
+            self._request_headers = self._headers(self._request_headers)
         return self._request_headers
 
     @property
     def request_body(self) -> str:
         if isinstance(self._request_body, bytes):
             text = self._request_body.decode("utf-8", "replace")
-            self._request_body = redact_body(text, self.request_headers.get("content-type", ""))
+            self._request_body = self._body(text, self.request_headers.get("content-type", ""))
         return self._request_body
 
     @property
     def response_headers(self) -> dict[str, str]:
         if isinstance(self._response_headers, list):
-            self._response_headers = redact_headers(httpx2.Headers(self._response_headers))
+            self._response_headers = self._headers(self._response_headers)
         return self._response_headers
 
     @response_headers.setter
@@ -93,7 +107,7 @@ class HttpExchange:
             data = b"".join(self._response_chunks)
             finished = self.ended_at is not None
             text = codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=finished)
-            self._response_body = redact_body(text, self.content_type or "")
+            self._response_body = self._body(text, self.content_type or "")
             if finished:
                 self._response_chunks = None
         return self._response_body
@@ -150,14 +164,25 @@ class _RecordingBody(httpx2.AsyncByteStream):
 
 
 class RecordingHTTPTransport(httpx2.AsyncBaseTransport):
-    """An httpx transport that appends every exchange to ``on_exchange``."""
+    """An httpx transport that appends every exchange to ``on_exchange``, in front of ``inner`` (default: the network).
 
-    def __init__(self, on_exchange: Callable[[HttpExchange], None]) -> None:
-        self._inner = httpx2.AsyncHTTPTransport()
+    ``redact=False`` keeps credentials as sent, for code that must learn a flow's own secrets (an OAuth code,
+    a token) before it hides them wherever they reappear; never show such exchanges as they are.
+    """
+
+    def __init__(
+        self,
+        on_exchange: Callable[[HttpExchange], None],
+        *,
+        redact: bool = True,
+        inner: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self._inner = inner or httpx2.AsyncHTTPTransport()
         self._on_exchange = on_exchange
+        self._redact = redact
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        exchange = HttpExchange._recording(request, await request.aread())
+        exchange = HttpExchange._recording(request, await request.aread(), self._redact)
         self._on_exchange(exchange)
         response = await self._inner.handle_async_request(request)
         exchange.status = response.status_code
@@ -169,7 +194,9 @@ class RecordingHTTPTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def recording_client_factory(on_exchange: Callable[[HttpExchange], None]) -> Callable[..., httpx2.AsyncClient]:
+def recording_client_factory(
+    on_exchange: Callable[[HttpExchange], None], *, redact: bool = True
+) -> Callable[..., httpx2.AsyncClient]:
     """An ``httpx_client_factory`` for fastmcp's HTTP transports that records exchanges.
 
     It builds the client the way the MCP SDK does by default (30 s timeouts,
@@ -186,7 +213,7 @@ def recording_client_factory(on_exchange: Callable[[HttpExchange], None]) -> Cal
             headers=headers,
             timeout=timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
             auth=auth,
-            transport=RecordingHTTPTransport(on_exchange),
+            transport=RecordingHTTPTransport(on_exchange, redact=redact),
             **kwargs,
         )
 
