@@ -19,6 +19,7 @@ import mcp_types
 import pytest
 from fastmcp.client.elicitation import ElicitResult
 from mcp.client.subscriptions import listen
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, ToolsListChanged
 from support import CONNECTION_MODE_IDS, CONNECTION_MODES
 
@@ -383,29 +384,40 @@ def test_modern_stdio_server_writes_no_request_and_the_retry_completes(tmp_path)
 
 
 def test_a_client_without_the_capability_is_told_what_to_pass(run):
-    async def scenario() -> list[Any]:
-        answers = []
-        for mode in ("auto", "legacy"):
-            async with teaching_client(build_assistant_server(), mode=mode) as client:
+    """2026-07-28: -32021 with ``data.requiredCapabilities`` (basic/index); 2025-11-25, without that code: a tool
+    error. Either way the message names the handler to pass, and a call that needs nothing still works."""
+
+    async def scenario() -> dict[str, list[Any]]:
+        answers: dict[str, list[Any]] = {"auto": [], "legacy": []}
+        for mode in answers:
+            capture = CaptureTransport(build_assistant_server())
+            async with teaching_client(capture, mode=mode) as client:
                 for name, args in (("convert_length", {"value": 1}), ("summarize_text", {"text": "x"})):
-                    result = await client.call_tool(name, args, raise_on_error=False)
-                    answers.append((result.is_error, text(result)))
+                    try:
+                        result = await client.call_tool(name, args, raise_on_error=False)
+                        answers[mode].append((result.is_error, text(result)))
+                    except MCPError as error:
+                        answers[mode].append((error.error.code, error.error.message, error.error.data))
                 result = await client.call_tool("convert_length", {"value": 1, "to_unit": "ft"})
-                answers.append((result.is_error, text(result)))
+                answers[mode].append((result.is_error, text(result)))
         return answers
 
     answers = run(scenario)
     elicit = (
-        True,
         "This tool needs the client to answer elicitation/create: the client declared no elicitation "
-        "(fastmcp: Client(..., elicitation_handler=...)).",
+        "(fastmcp: Client(..., elicitation_handler=...))."
     )
     sample = (
-        True,
         "This tool needs the client to answer sampling/createMessage: the client declared no sampling "
-        "(fastmcp: Client(..., sampling_handler=...)).",
+        "(fastmcp: Client(..., sampling_handler=...))."
     )
-    assert answers == [elicit, sample, (False, "1 m = 3.28084 ft")] * 2
+    converted = (False, "1 m = 3.28084 ft")
+    assert answers["legacy"] == [(True, elicit), (True, sample), converted]
+    assert answers["auto"] == [
+        (-32021, elicit, {"requiredCapabilities": {"elicitation": {}}}),
+        (-32021, sample, {"requiredCapabilities": {"sampling": {}}}),
+        converted,
+    ]
 
 
 # --- stateless streamable HTTP: no back-channel in 2025-11-25, nothing needed in 2026-07-28 -----------------

@@ -2,12 +2,11 @@
 
 The right answers are not retyped here: each test runs the code of the exercise's solution cell in
 ``notebooks/solutions/09_server_requests.ipynb`` (top-level ``await`` included), in a namespace holding what the
-lesson defined before it. Wrong answers are real ones too: servers and captures made for real.
+lesson defined before it. Wrong answers are real ones too: servers and handlers run for real.
 """
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,24 +14,23 @@ import mcp_types
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Context, FastMCP
+from fastmcp.client.logging import LogMessage
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises import ExerciseFailed, check
-from mcp_teach.lessons.l09_server_requests import FormUser, Heard, ProgressBar
 from mcp_teach.servers.assistant import ask_client, build_assistant_server, elicit_form
-from mcp_teach.wire.capture import CaptureTransport
 
 #: What the lesson has defined by the time its exercises start (the names their solution cells use).
 LESSON = SolvedLesson(
     "09_server_requests.ipynb",
     {
-        "CaptureTransport": CaptureTransport,
-        "FormUser": FormUser,
-        "Heard": Heard,
-        "ProgressBar": ProgressBar,
+        "Context": Context,
+        "LogMessage": LogMessage,
+        "ask_client": ask_client,
         "build_assistant_server": build_assistant_server,
+        "elicit_form": elicit_form,
+        "mcp_types": mcp_types,
         "teaching_client": teaching_client,
-        "warnings": warnings,
     },
 )
 run_solution = LESSON.run_solution
@@ -52,11 +50,11 @@ def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
     [
         (
             "09.1",
-            "greet said Hello, Ada!, Hello, stranger! in both eras (2025-11-25: 2 × elicitation/create; "
+            "greet said Hello, Ada! then Hello, stranger! (2025-11-25: 2 × elicitation/create; "
             "2026-07-28: 2 × input_required)",
         ),
-        ("09.2", "4 notifications/progress: [0.25, 0.5, 0.75, 1.0]"),
-        ("09.3", "logging/setLevel error -> the server sent only the error message"),
+        ("09.2", "count_slowly -> ['25%', '50%', '75%', '100%']; no total -> ['1 so far', '2 so far', '3 so far']"),
+        ("09.3", "backup: kept 'disk full', not 'starting backup'; of eight levels kept error, critical, alert"),
     ],
 )
 def test_the_lesson_solution_passes(run, capsys, exercise_id: str, said: str) -> None:
@@ -65,6 +63,9 @@ def test_the_lesson_solution_passes(run, capsys, exercise_id: str, said: str) ->
     check(exercise_id, namespace)
     out = capsys.readouterr().out
     assert said in out and f"✔ Exercise {exercise_id} passed" in out
+
+
+# --- 09.1 ------------------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -98,8 +99,7 @@ def test_09_1_a_decline_answered_wrongly_fails() -> None:
 
 
 def test_09_1_a_tool_that_works_only_in_2025_fails() -> None:
-    message = failed_with("09.1", {"build_greeter": _greeter(modern_aware=False)}, "over 2026-07-28")
-    assert "InputRequiredResult" in message
+    failed_with("09.1", {"build_greeter": _greeter(modern_aware=False)}, "over 2026-07-28", "first round")
 
 
 def test_09_1_not_a_function_fails() -> None:
@@ -107,41 +107,73 @@ def test_09_1_not_a_function_fails() -> None:
         check("09.1", {"build_greeter": FastMCP("greeter")})
 
 
-def test_09_2_fractions_not_from_the_capture_fail(run) -> None:
-    namespace = run(run_solution, "09.2")
-    namespace["progress_fractions"] = [1, 2, 3, 4]  # the raw progress values, not progress / total
-    failed_with("09.2", namespace, "progress_fractions", "[0.25, 0.5, 0.75, 1.0]")
+# --- 09.2 ------------------------------------------------------------------------------------------------------
 
 
-def test_09_2_a_capture_without_progress_fails(run) -> None:
-    async def no_handler() -> dict[str, Any]:
-        capture = CaptureTransport(build_assistant_server())
-        async with teaching_client(capture) as client:
-            await client.call_tool("count_slowly", {"n": 3, "delay": 0})
-        return {"count_capture": capture, "progress_fractions": []}
+def _progress_answer(line: Any) -> dict[str, Any]:
+    lines: list[str] = []
 
-    failed_with("09.2", run(no_handler), "count_slowly with n = 4")
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        lines.append(line(progress, total))
 
-
-def test_09_3_a_modern_connection_fails(run) -> None:
-    async def modern() -> dict[str, Any]:
-        capture = CaptureTransport(build_assistant_server())
-        heard = Heard()
-        async with teaching_client(capture, log_handler=heard.log) as client:
-            await client.call_tool("log_levels", {})
-        return {"error_capture": capture, "heard_levels": [level for level, _ in heard.logs]}
-
-    failed_with("09.3", run(modern), "a 2025-11-25 connection", 'mode="legacy"')
+    return {"on_progress": on_progress, "progress_lines": lines}
 
 
-def test_09_3_the_wrong_level_fails(run, capsys) -> None:
-    async def warning_level() -> dict[str, Any]:
-        capture = CaptureTransport(build_assistant_server())
-        heard = Heard()
-        async with teaching_client(capture, mode="legacy", log_handler=heard.log) as client:
-            with warnings.catch_warnings(action="ignore"):
-                await client.set_logging_level("warning")
-            await client.call_tool("log_levels", {})
-        return {"error_capture": capture, "heard_levels": [level for level, _ in heard.logs]}
+def test_09_2_a_fraction_instead_of_a_percentage_fails() -> None:
+    answer = _progress_answer(lambda progress, total: f"{progress / total}%" if total else f"{progress:g} so far")
+    failed_with("09.2", answer, "after count_slowly(n=4)", "['0.25%', '0.5%', '0.75%', '1.0%']", "whole number")
 
-    failed_with("09.3", run(warning_level), "logging/setLevel levels sent", "['warning']")
+
+def test_09_2_a_handler_that_forgets_a_missing_total_fails() -> None:
+    answer = _progress_answer(lambda progress, total: f"{round(100 * progress / total)}%" if total else "?")
+    failed_with("09.2", answer, "reports no total", "['?', '?', '?']", "None")
+
+
+def test_09_2_a_plain_function_fails() -> None:
+    def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        pass
+
+    failed_with("09.2", {"on_progress": on_progress, "progress_lines": []}, "an async function", "async def")
+
+
+# --- 09.3 ------------------------------------------------------------------------------------------------------
+
+
+def _backup(levels: tuple[str, str] = ("info", "error")) -> Any:
+    def build_backup() -> FastMCP:
+        server = FastMCP("backup", version="1.0.0")
+
+        @server.tool
+        async def backup(ctx: Context) -> str:
+            await ctx.log("starting backup", level=levels[0])
+            await ctx.log("disk full", level=levels[1])
+            return "Backup failed."
+
+        return server
+
+    return build_backup
+
+
+def _keeper(kept: tuple[str, ...]) -> dict[str, Any]:
+    errors: list[str] = []
+
+    async def keep_errors(message: LogMessage) -> None:
+        if message.level in kept:
+            errors.append(message.data["msg"])
+
+    return {"keep_errors": keep_errors, "errors": errors}
+
+
+def test_09_3_a_handler_that_keeps_only_error_fails() -> None:
+    answer = {"build_backup": _backup(), **_keeper(("error",))}
+    failed_with("09.3", answer, "eight levels", "['at error']", "not the most severe")
+
+
+def test_09_3_a_tool_logging_at_the_wrong_level_fails() -> None:
+    answer = {"build_backup": _backup(("info", "warning")), **_keeper(("error", "critical", "alert", "emergency"))}
+    failed_with("09.3", answer, "notifications/message backup sent", "('warning', 'disk full')", "log_levels")
+
+
+def test_09_3_a_handler_that_keeps_everything_fails() -> None:
+    answer = {"build_backup": _backup(), **_keeper(("debug", "info", "notice", "warning", "error"))}
+    failed_with("09.3", answer, "errors after backup", "['starting backup', 'disk full']", "level")

@@ -3,29 +3,35 @@
 - 09.1: ``build_greeter()``, a server whose tool elicits the user's name, in both eras: the check connects to
   a fresh one with ``mode="legacy"`` and ``"auto"``, answers "Ada" and then declines, and reads the wire
   (``elicitation/create`` mid-call in 2025-11-25, ``input_required`` and a retry in 2026-07-28);
-- 09.2: ``progress_fractions``, read from the capture of a ``count_slowly(n=4)`` call;
-- 09.3: ``heard_levels`` after ``logging/setLevel`` "error" on a 2025-11-25 connection (checked against the
-  student's capture ``error_capture``).
+- 09.2: ``on_progress``, a progress handler writing ``progress_lines``: run against the assistant server's
+  ``count_slowly`` (with a total) and a tool of the check's own that reports none;
+- 09.3: ``build_backup()``, a server whose tool logs, and ``keep_errors``, a log handler keeping the messages from
+  ``error`` up in ``errors``: run against the student's server and one that logs at every RFC 5424 level.
 
-The checks are synchronous; 09.1, which talks to the student's server, runs its clients with :func:`run_sync`.
+The checks are synchronous; they run their clients with :func:`run_sync`.
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from fastmcp.client.elicitation import ElicitResult
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import captured, run_sync
+from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.servers.assistant import build_assistant_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import SERVER_TO_CLIENT, Capture
 
 #: What 09.1's check answers, in order, and what greet must then return.
 GREETINGS = [({"name": "Ada"}, "Hello, Ada!"), (ElicitResult(action="decline"), "Hello, stranger!")]
+#: Every RFC 5424 level, least severe first (server/utilities/logging), and those 09.3's handler keeps.
+ALL_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+SEVERE = ALL_LEVELS[4:]
 
 
 async def _greet_twice(server: FastMCP, mode: str) -> tuple[list[str], Capture]:
@@ -50,10 +56,10 @@ def tool_that_elicits(check: Checker, build_greeter: Any) -> None:
         "build_greeter",
         expected="a function",
         found=build_greeter,
-        hint="def build_greeter() -> FastMCP: ... return server",
+        hint="build_greeter is a function that makes a server and returns it",
     )
     server = build_greeter()
-    check.instance(server, FastMCP, "build_greeter()", hint="build_greeter() returns FastMCP('greeter', ...)")
+    check.instance(server, FastMCP, "build_greeter()", hint="return the FastMCP server the function built")
     found = []
     for mode, era in (("legacy", "2025-11-25"), ("auto", "2026-07-28")):
         said, capture = run_sync(_greet_twice(build_greeter(), mode))
@@ -61,8 +67,8 @@ def tool_that_elicits(check: Checker, build_greeter: Any) -> None:
             said,
             [text for _, text in GREETINGS],
             f"what greet returned over {era} after 'Ada', then a decline",
-            hint="accept -> f'Hello, {answer.content[\"name\"]}!'; decline or cancel -> 'Hello, stranger!'; in "
-            "2026-07-28, return the InputRequiredResult ask_client gives you on the first round",
+            hint="look at answer.action first; only an accepted answer has content. In 2026-07-28 the first "
+            "round's answer is not the user's yet: see what convert_length does with it",
         )
         asked = capture.requests("elicitation/create")
         required = [
@@ -76,8 +82,12 @@ def tool_that_elicits(check: Checker, build_greeter: Any) -> None:
             )
             schema = asked[0].message["params"]["requestedSchema"]
         else:
-            check.equal(len(asked), 0, f"server requests over {era}", hint="use ask_client, not ctx.elicit")
-            check.equal(len(required), 2, f"input_required results over {era}", hint="return what ask_client returns")
+            check.equal(
+                len(asked), 0, f"server requests over {era}", hint="ctx.elicit is 2025-11-25 only; section 1's helper"
+            )
+            check.equal(
+                len(required), 2, f"input_required results over {era}", hint="the tool returns the question itself"
+            )
             schema = next(iter(required[0]["inputRequests"].values()))["params"]["requestedSchema"]
         check.true(
             schema.get("properties", {}).get("name", {}).get("type") == "string"
@@ -85,48 +95,121 @@ def tool_that_elicits(check: Checker, build_greeter: Any) -> None:
             "the requestedSchema",
             expected="a required string property 'name'",
             found=schema,
-            hint='elicit_form("What is your name?", {"name": {"type": "string"}}, ["name"])',
+            hint="elicit_form's second argument maps each property to its JSON Schema; its third lists the required",
         )
         found.append(f"{era}: {len(asked) or len(required)} × {'elicitation/create' if asked else 'input_required'}")
-    print(f"greet said {', '.join(text for _, text in GREETINGS)} in both eras ({'; '.join(found)})")
+    print(f"greet said {' then '.join(text for _, text in GREETINGS)} ({'; '.join(found)})")
 
 
-@exercise("09.2", answers=("count_capture", "progress_fractions"))
-def progress_off_the_wire(check: Checker, count_capture: Any, progress_fractions: Any) -> None:
-    capture = captured(count_capture)
-    check.instance(capture, Capture, "count_capture", hint="count_capture = CaptureTransport(build_assistant_server())")
-    calls = [w.message["params"] for w in capture.requests("tools/call")]
+def _no_total_server() -> FastMCP:
+    server = FastMCP("no-total", version="1.0.0")
+
+    @server.tool
+    async def crawl(ctx: Context) -> str:
+        """Report three steps of a job whose end is not known."""
+        for step in (1, 2, 3):
+            await ctx.report_progress(step)
+        return "crawled"
+
+    return server
+
+
+async def _progress_lines(server: FastMCP, tool: str, arguments: dict[str, Any], handler: Any, lines: list) -> list:
+    lines.clear()
+    async with teaching_client(server, progress_handler=handler) as client:
+        await client.call_tool(tool, arguments)
+    return list(lines)
+
+
+@exercise("09.2", answers=("on_progress", "progress_lines"))
+def progress_handler(check: Checker, on_progress: Any, progress_lines: Any) -> None:
     check.true(
-        any(c.get("name") == "count_slowly" and (c.get("arguments") or {}).get("n") == 4 for c in calls),
-        "the tools/call requests in count_capture",
-        expected="a call of count_slowly with n = 4",
-        found=[(c.get("name"), c.get("arguments")) for c in calls],
-        hint='await client.call_tool("count_slowly", {"n": 4, "delay": 0.01}) on a client of count_capture',
+        inspect.iscoroutinefunction(on_progress),
+        "on_progress",
+        expected="an async function (a progress handler)",
+        found=on_progress,
+        hint="a handler is an `async def` with the signature shown in the task",
     )
-    notes = [w.message["params"] for w in capture if w.method == "notifications/progress"]
-    check.equal(len(notes), 4, "notifications/progress in count_capture", hint="one call of count_slowly, n = 4")
-    expected = [n["progress"] / n["total"] for n in notes]
-    check.instance(progress_fractions, list, "progress_fractions", hint="a list comprehension over the capture")
-    check.equal(progress_fractions, expected, "progress_fractions", hint="progress / total of each notification")
-    print(f"4 notifications/progress: {progress_fractions}")
-
-
-@exercise("09.3", answers=("error_capture", "heard_levels"))
-def only_the_errors(check: Checker, error_capture: Any, heard_levels: Any) -> None:
-    capture = captured(error_capture)
-    check.instance(capture, Capture, "error_capture", hint="error_capture = CaptureTransport(build_assistant_server())")
-    check.true(
-        bool(capture.requests("initialize")),
-        "error_capture's era",
-        expected="a 2025-11-25 connection (an initialize request)",
-        found=[w.method for w in capture.requests()][:3],
-        hint='teaching_client(error_capture, mode="legacy", ...)',
+    check.instance(progress_lines, list, "progress_lines", hint="a list your handler appends to")
+    counted = run_sync(
+        _progress_lines(build_assistant_server(), "count_slowly", {"n": 4, "delay": 0}, on_progress, progress_lines)
     )
-    levels = [w.message["params"].get("level") for w in capture.requests("logging/setLevel")]
-    check.equal(levels, ["error"], "the logging/setLevel levels sent", hint='await client.set_logging_level("error")')
-    sent = [w.message["params"]["level"] for w in capture if w.method == "notifications/message"]
     check.equal(
-        sent, ["error"], "the levels of the notifications/message the server sent", hint="set the level before the call"
+        counted,
+        ["25%", "50%", "75%", "100%"],
+        "progress_lines after count_slowly(n=4)",
+        hint="progress and total arrive as floats; the percentage is a whole number",
     )
-    check.equal(heard_levels, ["error"], "heard_levels", hint="the levels your log_handler received, in order")
-    print("logging/setLevel error -> the server sent only the error message")
+    crawled = run_sync(_progress_lines(_no_total_server(), "crawl", {}, on_progress, progress_lines))
+    check.equal(
+        crawled,
+        ["1 so far", "2 so far", "3 so far"],
+        "progress_lines after a tool that reports no total",
+        hint="total is None when the server sends none; progress arrives as a float (1.0) and the line shows 1",
+    )
+    print(f"count_slowly -> {counted}; no total -> {crawled}")
+
+
+def _every_level_server() -> FastMCP:
+    server = FastMCP("every-level", version="1.0.0")
+
+    @server.tool
+    async def log_all(ctx: Context) -> str:
+        """Log once at each RFC 5424 level."""
+        for level in ALL_LEVELS:
+            await ctx.log(f"at {level}", level=level)
+        return "logged"
+
+    return server
+
+
+def _level_and_text(params: dict[str, Any]) -> tuple[Any, Any]:
+    data = params.get("data")
+    return params.get("level"), data.get("msg") if isinstance(data, dict) else data
+
+
+async def _log_run(server: FastMCP, tool: str, handler: Any, errors: list) -> tuple[str, Capture]:
+    errors.clear()
+    capture = CaptureTransport(server)
+    async with teaching_client(capture, log_handler=handler) as client:
+        result = await client.call_tool(tool, {}, raise_on_error=False)
+    return (result.content[0].text if result.content else ""), capture.capture
+
+
+@exercise("09.3", answers=("build_backup", "keep_errors", "errors"))
+def errors_only(check: Checker, build_backup: Any, keep_errors: Any, errors: Any) -> None:
+    check.true(
+        callable(build_backup),
+        "build_backup",
+        expected="a function",
+        found=build_backup,
+        hint="build_backup makes a server and returns it",
+    )
+    server = build_backup()
+    check.instance(server, FastMCP, "build_backup()", hint="return the FastMCP server the function built")
+    check.true(
+        inspect.iscoroutinefunction(keep_errors),
+        "keep_errors",
+        expected="an async function (a log handler)",
+        found=keep_errors,
+        hint="a handler is an `async def` taking one LogMessage",
+    )
+    check.instance(errors, list, "errors", hint="a list your handler appends to")
+    answer, capture = run_sync(_log_run(server, "backup", keep_errors, errors))
+    check.equal(answer, "Backup failed.", "what backup returned", hint="the tool's return value is its answer")
+    sent = [_level_and_text(w.message["params"]) for w in capture if w.method == "notifications/message"]
+    check.equal(
+        sent,
+        [("info", "starting backup"), ("error", "disk full")],
+        "the notifications/message backup sent (level, text)",
+        hint="log_levels in section 7 shows how a tool logs at a level",
+    )
+    check.equal(list(errors), ["disk full"], "errors after backup", hint="keep a message by its level")
+    run_sync(_log_run(_every_level_server(), "log_all", keep_errors, errors))
+    check.equal(
+        list(errors),
+        [f"at {level}" for level in SEVERE],
+        "errors after a tool that logs once at each of the eight levels",
+        hint="error is not the most severe level: the table in section 7 lists them in order",
+    )
+    print(f"backup: kept 'disk full', not 'starting backup'; of eight levels kept {', '.join(SEVERE)}")
