@@ -8,25 +8,15 @@ import sys
 
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
-from fastmcp import Client, FastMCP
 
 from mcp_teach.exercises import check
-from mcp_teach.lessons.l10_host import search_server
 from mcp_teach.llm.openai_tools import is_openai_name
 
-LESSON = SolvedLesson(
-    "10_many_servers.ipynb",
-    {
-        "Client": Client,
-        "FastMCP": FastMCP,
-        "hashlib": hashlib,
-        "is_openai_name": is_openai_name,
-        "re": re,
-        "search_server": search_server,
-        "sys": sys,
-    },
-)
+DEFINED = {"hashlib": hashlib, "is_openai_name": is_openai_name, "re": re, "sys": sys}
+LESSON = SolvedLesson("10_many_servers.ipynb", DEFINED)
 run_solution = LESSON.run_solution
+
+CALCULATOR = {"command": sys.executable, "args": ["-m", "mcp_teach.server"]}
 
 
 @pytest.mark.parametrize("exercise_id", ["10.1", "10.2", "10.3"])
@@ -45,19 +35,50 @@ def test_the_lesson_solution_passes(exercise_id: str, run, capsys: pytest.Captur
     assert f"✔ Exercise {exercise_id} passed" in capsys.readouterr().out
 
 
-def test_10_1_the_hidden_server_fails() -> None:
-    failed_with("10.1", {"clash_answer": "web searched for 'mcp'"})
+def test_10_1_comparing_bare_tool_names_fails() -> None:
+    def bare(listed: dict[str, list[str]]) -> dict[str, list[str]]:
+        owners: dict[str, list[str]] = {}
+        for server, tools in listed.items():
+            for tool in tools:
+                owners.setdefault(tool, []).append(server)
+        return {tool: servers for tool, servers in owners.items() if len(servers) > 1}
+
+    failed_with("10.1", {"find_clashes": bare}, "git_hub_search")
+
+
+def test_10_1_keeping_only_the_first_two_claimants_fails() -> None:
+    def pairs(listed: dict[str, list[str]]) -> dict[str, list[str]]:
+        seen: dict[str, str] = {}
+        clashes: dict[str, list[str]] = {}
+        for server, tools in listed.items():
+            for tool in tools:
+                name = f"{server}_{tool}"
+                if name in seen:
+                    clashes[name] = [seen[name], server]
+                else:
+                    seen[name] = server
+        return clashes
+
+    failed_with("10.1", {"find_clashes": pairs}, "a_b_c")
+
+
+def test_10_1_a_list_of_names_fails() -> None:
+    failed_with("10.1", {"find_clashes": lambda listed: ["git_hub_search"]}, "dict")
 
 
 def test_10_2_an_entry_without_include_tags_fails() -> None:
-    entry = {"command": sys.executable, "args": [], "tools": {"calculator_divide": {"tags": ["allowed"]}}}
-    failed_with("10.2", {"divide_only": entry}, "include_tags")
+    entry = {**CALCULATOR, "tools": {"calculator_divide": {"tags": ["allowed"]}}}
+    failed_with("10.2", {"divide_only": entry}, "calculator_power")
 
 
 def test_10_2_two_tagged_tools_fail() -> None:
     tools = {"calculator_divide": {"tags": ["allowed"]}, "calculator_add": {"tags": ["allowed"]}}
-    entry = {"command": sys.executable, "tools": tools, "include_tags": ["allowed"]}
-    failed_with("10.2", {"divide_only": entry}, "calculator_add")
+    failed_with("10.2", {"divide_only": {**CALCULATOR, "tools": tools, "include_tags": ["allowed"]}}, "calculator_add")
+
+
+def test_10_2_a_denylist_lets_a_new_tool_in() -> None:
+    tools = {name: {"enabled": False} for name in ("calculator_add", "calculator_subtract", "calculator_multiply")}
+    failed_with("10.2", {"divide_only": {**CALCULATOR, "tools": tools}}, "calculator_power")
 
 
 def test_10_3_a_plain_join_fails() -> None:
@@ -69,3 +90,7 @@ def test_10_3_replacing_dots_alone_clashes() -> None:
         return re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}_{tool}")[:64]
 
     failed_with("10.3", {"provider_name": dots}, "distinct")
+
+
+def test_10_2_an_entry_fastmcp_does_not_accept_fails() -> None:
+    failed_with("10.2", {"divide_only": {"tools": {"calculator_divide": {"tags": ["allowed"]}}}}, "MCPConfig")

@@ -1,11 +1,15 @@
 """Lesson 10's exercises (a host with many servers): what each one expects, for ``check("10.k")``.
 
-- 10.1: ``clash_answer``, what ``search`` returns on a router with two unprefixed servers that both have it
-  (the check mounts them itself: the first mounted wins);
-- 10.2: ``divide_only``, an ``mcp.json`` entry for the calculator whose allowlist keeps only
-  ``calculator_divide`` (read with fastmcp's ``MCPConfig``; no server is started);
+- 10.1: ``find_clashes(listed)``, the clash check a host runs before it offers prefixed names: the check lists the
+  tools of real in-memory servers whose names meet after prefixing, and holds the answer to what fastmcp's router
+  hides when it mounts them;
+- 10.2: ``divide_only``, an ``mcpServers`` entry whose allowlist keeps only ``calculator_divide``: its ``tools``,
+  ``include_tags`` and ``exclude_tags`` are connected through ``fastmcp.Client`` to a calculator served over HTTP
+  with a tool the entry does not name;
 - 10.3: ``provider_name(server, tool)``, a prefixed tool name any provider accepts: OpenAI's rule, unique for
   distinct inputs.
+
+The checks are synchronous; the ones that talk to servers run their clients with :func:`run_sync`.
 """
 
 from __future__ import annotations
@@ -18,8 +22,24 @@ from fastmcp.mcp_config import MCPConfig
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l10_host import search_server
 from mcp_teach.llm.openai_tools import is_openai_name
+from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.transports.in_process import serve_http
+
+#: 10.1's servers, in config order: entry name -> tool names. Three ways to meet: two servers, three servers, none.
+CLASH_SERVERS = {
+    "git": ["hub_search", "log"],
+    "git_hub": ["search", "log"],
+    "notes": ["search"],
+    "a": ["b_c_d"],
+    "a_b": ["c_d"],
+    "a_b_c": ["d"],
+}
+#: What a host must report for them.
+CLASHES = {"git_hub_search": ["git", "git_hub"], "a_b_c_d": ["a", "a_b", "a_b_c"]}
+
+#: The entry fields 10.2 keeps: fastmcp's filters. Where the server is (command, url) is the check's.
+FILTERS = ("tools", "include_tags", "exclude_tags")
 
 #: (server, tool) pairs 10.3 is tried on: a dotted name, a long one, names that only differ in punctuation.
 NAME_CASES = [
@@ -32,57 +52,118 @@ NAME_CASES = [
 ]
 
 
-async def _clash() -> str:
-    router = FastMCP("MCPRouter", version="1.0.0")
-    router.mount(search_server("notes"))
-    router.mount(search_server("web"))
+def _answering(said: str) -> Any:
+    def answer(query: str = "") -> str:
+        return said
+
+    return answer
+
+
+def _server(name: str, tools: list[str]) -> FastMCP:
+    server = FastMCP(name, version="1.0.0")
+    for tool in tools:
+        server.tool(_answering(f"{name}/{tool}"), name=tool)
+    return server
+
+
+async def _listed_and_routed() -> tuple[dict[str, list[str]], list[str]]:
+    """Each server's tool names as its own client lists them, and the names fastmcp's router offers."""
+    servers = {name: _server(name, tools) for name, tools in CLASH_SERVERS.items()}
+    listed = {}
+    for name, server in servers.items():
+        async with Client(server) as client:
+            listed[name] = [tool.name for tool in await client.list_tools()]
+    router = FastMCP("router", version="1.0.0")
+    for name, server in servers.items():
+        router.mount(server, namespace=name)
     async with Client(router) as client:
-        return (await client.call_tool("search", {"query": "mcp"})).data
+        offered = [tool.name for tool in await client.list_tools()]
+    return listed, offered
 
 
-@exercise("10.1", answers=("clash_answer",))
-def check_clash(c: Checker, clash_answer: Any) -> None:
-    expected = run_sync(_clash())
-    c.equal(
-        clash_answer,
-        expected,
-        "what search returned with 'notes' mounted first, then 'web', both without a namespace",
-        hint="router.mount(search_server('notes')); router.mount(search_server('web')); call search with "
-        "{'query': 'mcp'} and keep result.data",
+@exercise("10.1", answers=("find_clashes",))
+def check_find_clashes(c: Checker, find_clashes: Any) -> None:
+    c.true(
+        callable(find_clashes),
+        "find_clashes",
+        expected="a function",
+        found=find_clashes,
+        hint="def find_clashes(listed): ... return {prefixed name: [servers]}",
     )
-    print(f"search answered {clash_answer!r}: the first server mounted keeps the name, the second is hidden")
+    listed, offered = run_sync(_listed_and_routed())
+    found = find_clashes(listed)
+    c.instance(found, dict, "find_clashes(...)", hint="a dict: prefixed name -> the servers that would get it")
+    c.equal(
+        found,
+        CLASHES,
+        f"find_clashes({listed})",
+        hint="prefix every tool with its server's name first, then keep the names claimed more than once, with "
+        "every server that claims them (config order)",
+    )
+    alone = {"notes": listed["notes"], "git": listed["git"]}
+    c.equal(
+        find_clashes(alone),
+        {},
+        f"find_clashes({alone})",
+        hint="prefixes keep 'notes_search' and 'git_log' apart: only a prefixed name two servers share is a clash",
+    )
+    hidden = sum(len(owners) - 1 for owners in found.values())
+    total = sum(len(tools) for tools in listed.values())
+    c.equal(len(offered), total - hidden, "tools fastmcp's router offers", hint="one per clash is kept")
+    for name, owners in found.items():
+        print(f"{name}: {', '.join(owners)} (fastmcp's router offers it once and hides {len(owners) - 1})")
 
 
-def _tags(change: Any) -> list[str]:
-    """The tags a tool transform gives (fastmcp keeps ``tools`` entries as plain dicts until it applies them)."""
-    tags = change.get("tags") if isinstance(change, dict) else getattr(change, "tags", None)
-    return list(tags or ())
+def _power(a: float, b: float) -> float:
+    """Raise a to the power b."""
+    return a**b
+
+
+async def _run_allowlist(filters: dict[str, Any]) -> tuple[list[str], Any, Any]:
+    """The tools a client sees through ``filters`` on a calculator with a fifth tool, and two calls' results."""
+    server = build_calculator_server()
+    server.tool(_power, name="calculator_power")
+    async with serve_http(server=server) as url, Client({"mcpServers": {"calc": {"url": url, **filters}}}) as client:
+        names = sorted(tool.name for tool in await client.list_tools())
+        divided = await client.call_tool("calculator_divide", {"a": 1, "b": 4}, raise_on_error=False)
+        try:
+            added = await client.call_tool("calculator_add", {"a": 1, "b": 2}, raise_on_error=False)
+        except Exception as error:  # an unknown tool may come back as a protocol error
+            added = error
+    return names, divided, added
 
 
 @exercise("10.2", answers=("divide_only",))
 def check_divide_only(c: Checker, divide_only: Any) -> None:
     c.instance(divide_only, dict, "divide_only", hint="a dict: one entry of mcpServers")
     try:
-        server = MCPConfig.from_dict({"mcpServers": {"calc": divide_only}}).mcpServers["calc"]
+        MCPConfig.from_dict({"mcpServers": {"calc": divide_only}})
     except Exception as error:  # pydantic's validation error: say what fastmcp did not accept
         c.fail(
             "the entry",
             "one fastmcp's MCPConfig accepts",
-            f"{type(error).__name__}: {error}",
+            f"{type(error).__name__}: {str(error).splitlines()[0]}",
             hint="command, args, tools, include_tags",
         )
-    tools = getattr(server, "tools", {}) or {}
-    include = getattr(server, "include_tags", None)
-    c.true(
-        include is not None,
-        "include_tags",
-        expected="a list of tags (only tools with one stay)",
-        found=include,
-        hint='add "include_tags": ["allowed"]',
+    filters = {key: divide_only[key] for key in FILTERS if key in divide_only}
+    names, divided, added = run_sync(_run_allowlist(filters))
+    c.equal(
+        names,
+        ["calculator_divide"],
+        "the tools a client is offered",
+        hint="tag calculator_divide in 'tools' and keep only that tag with 'include_tags' (an allowlist), so that a "
+        "tool you do not name (calculator_power) stays out too",
     )
-    tagged = sorted(name for name, change in tools.items() if set(include or ()) & set(_tags(change)))
-    c.equal(tagged, ["calculator_divide"], "the tools carrying an included tag", hint="tag calculator_divide only")
-    print("allowlist: only calculator_divide is offered (tag 'allowed' + include_tags)")
+    c.true(
+        not divided.is_error and divided.data == 0.25,
+        "calculator_divide(1, 4)",
+        expected="0.25",
+        found=divided.content[0].text if divided.content else divided,
+        hint="the allowed tool must still work",
+    )
+    refused = isinstance(added, Exception) or added.is_error
+    c.true(refused, "calculator_add(1, 2)", expected="refused", found=added, hint="include_tags filters calls too")
+    print(f"offered {names}; calculator_divide(1, 4) = {divided.data}; calculator_add refused")
 
 
 @exercise("10.3", answers=("provider_name",))
