@@ -49,7 +49,7 @@ def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
     ("exercise_id", "found"),
     [
         ("12.1", "20 characters saved, 21 refused"),
-        ("12.2", "1 planted symbolic link raised ValueError"),
+        ("12.2", "1 planted symlink raised ValueError"),
         ("12.3", "rug pull: ['add']"),
     ],
 )

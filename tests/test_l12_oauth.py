@@ -9,11 +9,14 @@ import logging
 import re
 import time
 
+import httpx2
 from fastmcp import FastMCP
+from fastmcp.utilities.logging import temporary_log_level
 
-from mcp_teach.lessons.l12_oauth import authorize_and_call, mcp_request, oauth_server, redeem_code, run_oauth_flow
-from mcp_teach.lessons.l12_oauth_views import OAuthFlow, show_exchange, spec_rule
+from mcp_teach.lessons.l12_oauth import authorize_and_call, oauth_server, run_oauth_flow
+from mcp_teach.lessons.l12_oauth_views import OAuthFlow
 from mcp_teach.servers.notes import build_notes_server
+from mcp_teach.wire.modern_post import modern_post
 from mcp_teach.wire.redact import oauth_placeholder, redact_json, redact_url
 
 STEPS = [
@@ -42,7 +45,17 @@ def echo_server(auth) -> FastMCP:
 
 
 def everything_shown(flow: OAuthFlow) -> str:
-    return "\n".join([flow.table().text(), show_exchange(flow).text(), repr(flow), flow.answer])
+    return "\n".join([flow.table().text(), *(exchange.text() for exchange in flow), repr(flow), flow.answer])
+
+
+async def mcp_request(url: str, token: str | None = None) -> httpx2.Response:
+    """One 2026-07-28 ``tools/list`` POST, with ``Authorization: Bearer <token>`` if given."""
+    post = modern_post("tools/list")
+    if token is not None:
+        post = post.with_headers({"authorization": f"Bearer {token}"})
+    with temporary_log_level("WARNING"):  # fastmcp logs each refused token at INFO
+        async with httpx2.AsyncClient() as client:
+            return await client.post(url, content=post.json(), headers=post.headers)
 
 
 def test_the_whole_flow_ends_in_an_authenticated_tools_call_that_answers(run, caplog):
@@ -65,20 +78,13 @@ def test_the_whole_flow_ends_in_an_authenticated_tools_call_that_answers(run, ca
     for parameter in ("code_challenge=<code-challenge>", "code_challenge_method=S256", "state=<state>", "resource="):
         assert parameter in authorize.url
     assert "code_verifier=<code-verifier>" in token.request_body and "resource=" in token.request_body
-    call = flow.step(9)
+    call = flow[8]
     assert ("authorization", "Bearer <access-token>") in call.request_headers
     # no real credential anywhere: not in the views, not in the log
     kinds = set(flow.secrets.values())
     assert {"<access-token>", "<refresh-token>", "<code>", "<code-verifier>"} <= kinds
     for value in flow.secrets:
         assert value not in shown and value not in caplog.text
-
-
-def test_the_table_can_cite_the_spec_rule_of_every_step(run):
-    flow = run(run_oauth_flow)
-    cited = flow.table(rules=True).text()
-    assert "basic/authorization/authorization-server-discovery" in cited and "2026-07-28" in cited
-    assert all(rule for rule in map(spec_rule, flow))
 
 
 def test_any_server_factory_taking_auth_works(run):
@@ -93,8 +99,8 @@ def test_without_a_token_401_names_the_protected_resource_metadata(run):
             return await mcp_request(server.url)
 
     refused = run(probe)
-    assert refused.status == 401
-    challenge = refused.header("www-authenticate")
+    assert refused.status_code == 401
+    challenge = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:<port>", refused.headers["www-authenticate"])
     assert challenge.startswith("Bearer ")
     assert 'resource_metadata="http://127.0.0.1:<port>/.well-known/oauth-protected-resource/mcp"' in challenge
     assert 'scope="mcp:tools"' in challenge
@@ -112,28 +118,10 @@ def test_a_wrong_or_expired_token_is_refused_and_a_good_one_accepted(run):
             return good, wrong, expired
 
     good, wrong, expired = run(probe)
-    assert good.status == 200 and '"tools"' in good.response_body
+    assert good.status_code == 200 and '"tools"' in good.text
     for refused in (wrong, expired):
-        assert refused.status == 401
-        assert 'error="invalid_token"' in refused.header("www-authenticate")
-        assert ("authorization", "Bearer <access-token>") in refused.request_headers
-
-
-def test_pkce_a_wrong_code_verifier_is_refused_and_the_right_one_redeems_the_same_code(run):
-    async def probe():
-        async with oauth_server() as server:
-            wrong = await redeem_code(server, code_verifier="x" * 64)
-            right = await redeem_code(server)
-            return wrong, right
-
-    wrong, right = run(probe)
-    refused = wrong.first("/token")
-    assert refused.status == 401
-    assert refused.json == {"error": "invalid_grant", "error_description": "incorrect code_verifier"}
-    assert right.first("/token").status == 200 and right.first("/token").json["access_token"] == "<access-token>"
-    for flow in (wrong, right):
-        shown = everything_shown(flow)
-        assert flow.secrets and all(value not in shown for value in flow.secrets)
+        assert refused.status_code == 401
+        assert 'error="invalid_token"' in refused.headers["www-authenticate"]
 
 
 def test_the_oauth_redaction_helpers_keep_what_teaches():

@@ -109,8 +109,8 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
         hint="for every other tool: return await call_next(context)",
     )
     print(
-        f"ShortNotes({LIMIT}) on a notes server: {LIMIT} characters saved, {LIMIT + 1} refused with isError true "
-        "before anything was written, read_note unaffected"
+        f"ShortNotes({LIMIT}): {LIMIT} characters saved, {LIMIT + 1} refused (isError true) before anything was "
+        "written; read_note unaffected"
     )
 
 
@@ -188,8 +188,8 @@ def no_traversal(check: Checker, safe_note_path: Any) -> None:
             hint="safe_note_path only computes a path: it must not create files",
         )
     print(
-        f"{len(VALID_TITLES)} valid titles gave paths directly in the folder; {len(BAD_TITLES)} traversal attempts "
-        "and bad names and 1 planted symbolic link raised ValueError"
+        f"{len(VALID_TITLES)} valid titles gave paths in the folder; {len(BAD_TITLES)} traversal attempts or bad "
+        "names and 1 planted symlink raised ValueError"
     )
 
 
@@ -262,6 +262,6 @@ def rug_pull_detector(check: Checker, changed_tools: Any) -> None:
         hint="return the names sorted",
     )
     print(
-        "rug pull: ['add']; reordering, an unchanged list and a removed tool: []; a new argument, a new tool, "
-        "a new description: flagged, sorted"
+        "rug pull: ['add']; reordered, unchanged or removed: []; new argument, new tool, new description: "
+        "flagged, sorted"
     )

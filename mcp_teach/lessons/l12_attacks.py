@@ -1,86 +1,52 @@
-"""Lesson 12: tool poisoning, a rug pull and a prompt injection, each run for real and then defended.
+"""Lesson 12's plumbing for the attacks: a host with two servers in memory, the offline model, a backup service.
 
-A host (:class:`~mcp_teach.llm.host_guard.Host`) holds two servers in memory, each behind its own
-``CaptureTransport``: the user's ``workspace`` (:mod:`mcp_teach.servers.workspace`, a temporary folder with a fake
-SSH key and a note) and an ``untrusted`` one (:mod:`mcp_teach.servers.untrusted`). The offline teaching model
-answers through the real ``openai`` SDK and, being naive, obeys what the attacks plant
-(:mod:`mcp_teach.llm.teaching_attacks`). Each function is one lesson step, one ``await`` in a cell::
-
-    run = await tool_poisoning(folder)                              # the leak
-    print(run.received)                                             # what the untrusted server got
-    run = await tool_poisoning(folder, Guard(no_cross_server_data=True))   # refused, nothing sent
-
-Everything a :class:`Run` prints is deterministic (no ports, times or ids); the folder is the caller's temporary
-folder and never appears in what is printed.
+The lesson's cells ask the question, print the host's decisions and show what each server received; what they
+need is here: :func:`attack_host` connects the user's ``workspace`` server and an ``untrusted`` one, each behind
+its own ``CaptureTransport`` (``host.captures[name]``), into one :class:`~mcp_teach.llm.host_guard.Host`;
+:func:`offline_model` is the naive teaching model, which obeys what the attacks plant; :func:`backup_service`
+is a plain HTTP service on loopback that records the ``Authorization`` header of each request (token
+passthrough).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-import openai
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.llm.host_guard import Guard, Host, describe_tools
-from mcp_teach.llm.loop import ask
-from mcp_teach.llm.provider import model_name, openai_client
+from mcp_teach.llm.host_guard import Guard, Host
 from mcp_teach.servers.untrusted import build_untrusted_server
 from mcp_teach.servers.workspace import build_workspace_server, make_workspace
+from mcp_teach.transports.in_process import serve_asgi
+from mcp_teach.transports.sockets import server_url
 from mcp_teach.wire.capture import CaptureTransport
-from mcp_teach.wire.messages import Capture
 
-POISONING_QUESTION = "Add 2 and 3."
-INJECTION_QUESTION = "Use get_fact for octopus."
-
-
-@dataclass
-class Run:
-    """One question through the host: the answer, what each server received, what the host decided."""
-
-    question: str
-    answer: str
-    #: Each server's capture (``workspace``, ``untrusted``): every message of the connection.
-    captures: dict[str, Capture]
-    decisions: list[str]
-    #: The files left in the workspace afterwards.
-    files: list[str] = field(default_factory=list)
-
-    def calls(self, server: str) -> list[tuple[str, dict[str, Any]]]:
-        """The ``tools/call`` requests ``server`` received, as (tool, arguments)."""
-        return [(w.message["params"]["name"], w.message["params"].get("arguments", {}))
-                for w in self.captures[server].requests("tools/call")]  # fmt: skip
-
-    def tools_calls(self, server: str) -> Capture:
-        """Only the ``tools/call`` requests ``server`` received and their answers, for ``show(...)``."""
-        capture = self.captures[server]
-        picked = [m for pair in capture.pairs() if pair[0].method == "tools/call" for m in pair if m is not None]
-        return Capture.of(picked)
-
-    @property
-    def received(self) -> str:
-        """One line per ``tools/call`` the untrusted server received: tool and arguments as JSON."""
-        lines = [f"{name} {json.dumps(arguments, ensure_ascii=False)}" for name, arguments in self.calls("untrusted")]
-        return "\n".join(lines) or "(the untrusted server received no tools/call)"
-
-    def __str__(self) -> str:
-        decisions = "\n".join(f"  host: {line}" for line in self.decisions)
-        received = self.received.replace("\n", "\n  ")
-        return f"Q: {self.question}\nA: {self.answer}\n{decisions}\nuntrusted server received:\n  {received}"
+if TYPE_CHECKING:
+    import openai
 
 
-def _offline() -> tuple[openai.AsyncOpenAI, str]:
-    settings = Settings()  # no provider: the offline teaching model, which falls for the attacks every time
+def offline_model() -> tuple[openai.AsyncOpenAI, str]:
+    """The offline teaching model through the real ``openai`` SDK, and its name: it falls for every attack.
+
+    Imported here, not at the top: the SDK takes a second to import, which only the cells that ask need."""
+    from mcp_teach.llm.provider import model_name, openai_client
+
+    settings = Settings()  # no provider configured: the offline teaching model
     return openai_client(settings), model_name(settings)
 
 
 @contextlib.asynccontextmanager
-async def _host(folder: Path, guard: Guard | None, *, rug_pull: bool = False) -> AsyncIterator[Host]:
+async def attack_host(folder: Path, guard: Guard | None = None, *, rug_pull: bool = False) -> AsyncIterator[Host]:
+    """A host with a fresh ``workspace`` (in ``folder``: a fake SSH key and a note) and the ``untrusted`` server."""
     make_workspace(folder)
     captures = {
         "workspace": CaptureTransport(build_workspace_server(folder)),
@@ -93,36 +59,29 @@ async def _host(folder: Path, guard: Guard | None, *, rug_pull: bool = False) ->
         yield host
 
 
-async def _ask(host: Host, question: str, folder: Path, llm: Any = None, model: str | None = None) -> Run:
-    if llm is None:
-        llm, model = _offline()
-    result = await ask(question, host, llm, model=model or "")  # type: ignore[arg-type]
-    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    return Run(question, result.answer, host.captures, list(host.decisions), files)  # type: ignore[attr-defined]
+def files_in(folder: Path) -> list[str]:
+    """The files left in ``folder``, relative and sorted (what an attack deleted is missing)."""
+    return sorted(str(path.relative_to(folder)) for path in folder.rglob("*") if path.is_file())
 
 
-async def approval_view(folder: Path) -> str:
-    """What a host should show before the user approves the servers: every definition in full, with its hash."""
-    async with _host(folder, None) as host:
-        parts = [describe_tools(await client.list_tools(), name) for name, client in host.clients.items()]
-    return "\n".join(parts)
+@dataclass
+class BackupService:
+    """Where :func:`backup_service` listens, and the ``Authorization`` header of each request it received."""
+
+    url: str
+    authorizations: list[str] = field(default_factory=list)
 
 
-async def tool_poisoning(folder: Path, guard: Guard | None = None, question: str = POISONING_QUESTION) -> Run:
-    """Ask a plain sum with the poisoned ``add`` listed: the model reads the fake key and sends it along."""
-    async with _host(folder, guard) as host:
-        return await _ask(host, question, folder)
+@contextlib.asynccontextmanager
+async def backup_service() -> AsyncIterator[BackupService]:
+    """A plain HTTP service on 127.0.0.1 (``POST /notes``) that keeps each request's ``Authorization`` in memory."""
+    service = BackupService("")
 
+    async def notes(request: Request) -> JSONResponse:
+        service.authorizations.append(request.headers.get("authorization", ""))
+        return JSONResponse({"stored": True})
 
-async def rug_pull(folder: Path, guard: Guard | None = None) -> Run:
-    """Two questions on one connection: ``add`` is harmless for the first, poisoned (``list_changed``) for the
-    second. The :class:`Run` is the second question's; its decisions include both."""
-    async with _host(folder, guard, rug_pull=True) as host:
-        await _ask(host, "Add 1 and 1.", folder)
-        return await _ask(host, POISONING_QUESTION, folder)
-
-
-async def result_injection(folder: Path, guard: Guard | None = None, question: str = INJECTION_QUESTION) -> Run:
-    """Ask for a fun fact: the result tells the model to delete the user's notes, and it does (see ``files``)."""
-    async with _host(folder, guard) as host:
-        return await _ask(host, question, folder)
+    app = Starlette(routes=[Route("/notes", notes, methods=["POST"])])
+    async with serve_asgi(app, lifespan="off") as port:
+        service.url = server_url("127.0.0.1", port, "/notes")
+        yield service

@@ -17,10 +17,9 @@ the user.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-import re
+import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +41,10 @@ from mcp_teach.wire.modern_post import modern_post
 TOKENS: dict[str, str] = {user.name: token for token, user in DEMO_USERS.items()}
 #: A token no user has, for gate 1's second refusal.
 UNKNOWN_TOKEN = "demo-mallory-token-not-a-secret"
+#: Answers are wrapped to this many characters when printed.
+WIDTH = 116
+
+
 @dataclass(frozen=True)
 class Step:
     """One ``tools/call`` as a user, and what came back; ``capture`` holds the whole connection."""
@@ -54,36 +57,10 @@ class Step:
     capture: Capture
 
     def __str__(self) -> str:
+        """The call, then the answer wrapped to fit a notebook's width."""
         arguments = ", ".join(f"{name}={value!r}" for name, value in self.arguments.items())
-        return f"{self.user} -> {self.tool}({arguments})  isError: {str(self.is_error).lower()}\n{self.text}"
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(str(self))
-
-
-@dataclass(frozen=True)
-class Race:
-    """Concurrent ``save_note`` calls by two users to one new title, and what they did to the note."""
-
-    saves: int
-    confirmed: dict[str, int]
-    refused: dict[str, int]
-    owner: str
-    content_from: str
-    #: Confirmations that told the caller the note was theirs while another user owns it, or vice versa.
-    wrong_owner_answers: int
-
-    def __str__(self) -> str:
-        """What holds whoever wins (the first save), so the text is the same on every run."""
-        other = next(user for user in self.confirmed if user != self.owner)
-        by_owner, by_other = self.confirmed[self.owner], self.confirmed[other]
-        return (
-            f"{self.saves} saves at once, alternating two users: {by_owner + by_other} confirmed, "
-            f"{by_other} of them to the user who does not own the note; {sum(self.refused.values())} refused, "
-            f"{self.refused[self.owner]} of them to the owner\n"
-            f"the note's text was written by its owner: {self.content_from == self.owner}; "
-            f"answers that named the wrong owner: {self.wrong_owner_answers}"
-        )
+        text = "\n".join(textwrap.fill(line, WIDTH) if line else line for line in self.text.splitlines())
+        return f"{self.user} -> {self.tool}({arguments})  isError: {str(self.is_error).lower()}\n{text}"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
@@ -154,36 +131,6 @@ class NotesLab:
                     result = await client.call_tool_mcp(tool, arguments)
         text = "\n".join(getattr(block, "text", "") for block in result.content)
         return Step(user, tool, arguments, result.is_error, text, capture.capture)
-
-    async def race(self, title: str, saves: int = 40, users: tuple[str, str] = ("alice", "bob")) -> Race:
-        """``saves`` ``save_note(title)`` calls at once over streamable HTTP, alternating the two ``users``, each
-        user on their own connection; then the note as it is (read as carol, an admin)."""
-        with quiet_logs():
-            async with serve_http(server=self.server) as url, contextlib.AsyncExitStack() as stack:
-                clients = {
-                    user: await stack.enter_async_context(teaching_client(url, auth=_user_token(user)))
-                    for user in (*users, "carol")
-                }
-                callers = [users[number % 2] for number in range(saves)]
-                answers = await asyncio.gather(
-                    *(
-                        clients[user].call_tool_mcp("save_note", {"title": title, "content": f"by {user}"})
-                        for user in callers
-                    )
-                )
-                note = await clients["carol"].call_tool_mcp("read_note", {"note_id": title.lower()})
-        owner = re.search(r"\(owner (\w+)\)", note.content[0].text).group(1)
-        confirmed = dict.fromkeys(users, 0)
-        refused = dict.fromkeys(users, 0)
-        wrong = 0
-        for user, answer in zip(callers, answers, strict=True):
-            text = answer.content[0].text
-            if answer.is_error:
-                refused[user] += 1
-                continue
-            confirmed[user] += 1
-            wrong += f"(owner {owner}," not in text or user != owner
-        return Race(saves, confirmed, refused, owner, note.content[0].text.rpartition("by ")[2], wrong)
 
     async def without_token(self, token: str | None = None) -> HttpAnswer:
         """Gate 1: POST ``tools/list`` with no token (or a ``token`` no user has): 401 before any JSON-RPC runs."""

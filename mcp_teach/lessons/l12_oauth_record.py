@@ -1,26 +1,26 @@
-"""Lesson 12's OAuth flow on the wire: every HTTP exchange recorded exactly, and what must be hidden learnt from it.
+"""Lesson 12's OAuth flow on the wire: the exchanges recorded unredacted, and what must be hidden learnt from them.
 
-:class:`RecordingTransport` sits under httpx and keeps each exchange as sent and received, credentials included
-(:class:`RawExchange`: never shown, only sanitized). :class:`Sanitizer` learns from them the credentials (access
-and refresh tokens, the code, the PKCE ``code_verifier``, a client secret, the ``Authorization`` header's
-credential) and the values that change every run (port, ``state``, ``code_challenge``, client id, session id),
-then replaces them everywhere they appear, as written and URL-encoded. Not :mod:`mcp_teach.wire.http_recording`,
-which redacts as it records: here the flow's own values must be known first, to be hidden wherever they reappear
-(a code in a ``Location`` header comes back in the token request's form).
+:class:`RecordingTransport` is :mod:`mcp_teach.wire.http_recording`'s recorder with ``redact=False``: here the
+flow's own values must be known first, to be hidden wherever they reappear (a code in a ``Location`` header
+comes back in the token request's form). :class:`Sanitizer` learns the credentials (access and refresh tokens,
+the code, the PKCE ``code_verifier``, a client secret, the ``Authorization`` header's credential) and the values
+that change every run (port, ``state``, ``code_challenge``, client id, session id), then replaces them
+everywhere they appear, as written and URL-encoded.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import httpx2
 
 from mcp_teach.config import LOOPBACK
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 from mcp_teach.wire.redact import (
     is_credential_header,
     is_secret_field,
@@ -39,13 +39,21 @@ class RawExchange:
     url: str
     request_headers: list[tuple[str, str]]
     request_body: str
-    status: int | None = None
-    response_headers: list[tuple[str, str]] = field(default_factory=list)
-    response_chunks: list[bytes] = field(default_factory=list)
+    status: int | None
+    response_headers: list[tuple[str, str]]
+    response_body: str
 
-    @property
-    def response_body(self) -> str:
-        return b"".join(self.response_chunks).decode("utf-8", "replace")
+    @classmethod
+    def of(cls, exchange: HttpExchange) -> RawExchange:
+        return cls(
+            exchange.method,
+            exchange.target,
+            list(exchange.request_headers.items()),
+            exchange.request_body,
+            exchange.status,
+            list(exchange.response_headers.items()),
+            exchange.response_body,
+        )
 
     def request_header(self, name: str) -> str | None:
         return next((value for key, value in self.request_headers if key == name), None)
@@ -54,44 +62,16 @@ class RawExchange:
         return next((value for key, value in self.response_headers if key == name), None)
 
 
-class _TeeStream(httpx2.AsyncByteStream):
-    """A response body that keeps each chunk as the client reads it (an event stream may stay open)."""
-
-    def __init__(self, inner: httpx2.AsyncByteStream, chunks: list[bytes]) -> None:
-        self._inner = inner
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._inner:
-            self._chunks.append(chunk)
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class RecordingTransport(httpx2.AsyncBaseTransport):
-    """An httpx transport that appends every exchange, in order, to :attr:`exchanges`."""
+class RecordingTransport(RecordingHTTPTransport):
+    """The wire recorder, unredacted: :attr:`exchanges` is every exchange so far, in order."""
 
     def __init__(self) -> None:
-        self._inner = httpx2.AsyncHTTPTransport()
-        self.exchanges: list[RawExchange] = []
+        self.recorded: list[HttpExchange] = []
+        super().__init__(self.recorded.append, redact=False)
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        body = (await request.aread()).decode("utf-8", "replace")
-        headers = [(name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in request.headers.raw]
-        exchange = RawExchange(request.method, str(request.url), headers, body)
-        self.exchanges.append(exchange)
-        response = await self._inner.handle_async_request(request)
-        exchange.status = response.status_code
-        exchange.response_headers = [
-            (name.decode("latin-1").lower(), value.decode("latin-1")) for name, value in response.headers.raw
-        ]
-        response.stream = _TeeStream(response.stream, exchange.response_chunks)
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+    @property
+    def exchanges(self) -> list[RawExchange]:
+        return [RawExchange.of(exchange) for exchange in self.recorded]
 
     def client_factory(self) -> Callable[..., httpx2.AsyncClient]:
         """An ``httpx_client_factory`` for fastmcp's HTTP transport whose clients send through this recorder."""

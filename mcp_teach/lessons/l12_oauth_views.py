@@ -134,38 +134,6 @@ def _summary(exchange: Exchange) -> str:
     return ""
 
 
-#: Where each step's rules are (path prefix → 2026-07-28 page and section), for :meth:`OAuthFlow.table`.
-SPEC_RULES = (
-    ("/.well-known/oauth-protected-resource", "authorization-server-discovery, Protected Resource Metadata Discovery"),
-    ("/.well-known/oauth-authorization-server", "authorization-server-discovery, Authorization Server Metadata"),
-    ("/.well-known/openid-configuration", "authorization-server-discovery, Authorization Server Metadata"),
-    ("/register", "client-registration, Dynamic Client Registration (deprecated; CIMD preferred)"),
-    ("/authorize", "security-considerations, Authorization Code Protection; index, Resource Parameter"),
-    ("/token", "index, Resource Parameter Implementation; security-considerations, Authorization Code Protection"),
-)
-
-
-def spec_rule(exchange: Exchange) -> str:
-    """The 2026-07-28 spec page (under basic/authorization/) and section an exchange follows."""
-    path = urlsplit(exchange.url).path
-    for prefix, rule in SPEC_RULES:
-        if path.startswith(prefix):
-            return f"2026-07-28, basic/authorization/{rule}"
-    if exchange.status == 401:
-        return "2026-07-28, basic/authorization/authorization-server-discovery, WWW-Authenticate Header"
-    return "2026-07-28, basic/authorization/index, Access Token Usage"
-
-
-class ExchangesView(PlainText):
-    """Several :class:`Exchange` one after the other (what :func:`show_exchange` returns)."""
-
-    def __init__(self, exchanges: list[Exchange]) -> None:
-        self.exchanges = exchanges
-
-    def text(self) -> str:
-        return "\n".join(exchange.text() for exchange in self.exchanges) or "(no HTTP exchanges)"
-
-
 @dataclass(repr=False)
 class OAuthFlow(PlainText):
     """The exchanges of one OAuth flow in order (``flow[0]`` is the first; ``flow.step(1)`` the same, as numbered).
@@ -197,10 +165,6 @@ class OAuthFlow(PlainText):
     def __iter__(self) -> Iterator[Exchange]:
         return iter(self.exchanges)
 
-    def step(self, number: int) -> Exchange:
-        """The exchange numbered ``number`` in :meth:`table` (1-based)."""
-        return self.exchanges[number - 1]
-
     def first(self, path: str) -> Exchange:
         """The first exchange whose URL path starts with ``path`` (``"/token"``, ``"/.well-known/oauth-pro"``)."""
         for exchange in self.exchanges:
@@ -208,19 +172,10 @@ class OAuthFlow(PlainText):
                 return exchange
         raise KeyError(f"no exchange to {path!r}; paths in this flow: {sorted({urlsplit(e.url).path for e in self})}")
 
-    def table(self, *, rules: bool = False) -> PlainText:
-        """One row per exchange: number, step, request (path only), status, what it shows; ``rules``: the spec's."""
-        if rules:
-            return table(["#", "step", "spec"], [(e.number, e.step, spec_rule(e)) for e in self.exchanges])
-        rows = [(e.number, e.step, f"{e.method} {urlsplit(e.url).path}", e.status, _summary(e)) for e in self.exchanges]
-        return table(["#", "step", "request", "status", "what it shows"], rows)
+    def table(self) -> PlainText:
+        """One row per exchange: number, request (path only), status, the one fact it shows (cut at 60)."""
+        rows = [(e.number, f"{e.method} {urlsplit(e.url).path}", e.status, _summary(e)[:60]) for e in self.exchanges]
+        return table(["#", "request", "status", "what it shows"], rows)
 
     def text(self) -> str:
         return self.table().text()
-
-
-def show_exchange(source: OAuthFlow | Exchange, *numbers: int) -> ExchangesView:
-    """Exchanges in full: one :class:`Exchange`, or those of ``source`` numbered ``numbers`` (all if none)."""
-    if isinstance(source, Exchange):
-        return ExchangesView([source])
-    return ExchangesView([source.step(n) for n in numbers] if numbers else list(source))

@@ -1,29 +1,20 @@
 """A host's defences against tool poisoning and prompt injection, in code the model cannot talk its way past.
 
 :class:`Host` puts several connected fastmcp clients (the user's own servers and an untrusted one) in front of
-the tool loop as one client: :func:`mcp_teach.llm.loop.ask` takes it where it takes a ``Client``. Between the
-model and the servers it applies a :class:`Guard`, each defence switched on by one argument:
+the tool loop as one client: :func:`mcp_teach.llm.loop.ask` takes it where it takes a ``Client``. Before it sends
+a call it applies the checks a :class:`Guard` switches on (lesson 12 writes them in its cells):
 
-- **Show full definitions** (:func:`describe_tools`): what a host should display before the user approves a
-  server, the whole ``description`` included; a UI that shows "add: Add two numbers" hides the attack.
-- **Pin definitions** (``pins=ToolPins()``): a hash of ``name`` + ``description`` + ``inputSchema`` is stored when a
-  tool is first approved; a tool whose definition changed later (a rug pull) is withheld from the model, with a
-  warning, until the user approves it again.
-- **Argument checks**: ``allowed_arguments`` (tool -> argument names the user approved) refuses any other
-  argument; ``no_cross_server_data=True`` refuses a call whose argument carries text another server returned
-  this session (a file's content on its way to a different server). Refused calls never reach the server.
-- **Results as data**: ``label_results=True`` wraps each result in a ``<tool-result>`` block naming its server and
-  saying it is data; ``confirm`` (a function the host asks, ``(tool, arguments) -> bool``) gates sensitive tools,
-  so text in a result cannot make one run without the user. Labels are advice to a model; the gate is enforced.
+- **argument allowlist** (:func:`unapproved_argument`): only the arguments the user approved for a tool;
+- **no cross-server data** (:func:`carries_other_server_data`): no argument carrying what another server returned;
+- **confirmation** (:func:`unconfirmed`): a sensitive tool runs only if the user says yes; a ``destructiveHint``
+  counts only from a trusted server;
+- **pinned definitions** (:class:`ToolPins`): a tool whose definition changed since approval (a rug pull) is
+  withheld from the model;
+- **results as data** (``label_results``): each result wrapped in a ``<tool-result>`` block naming its server.
+  Labels are advice to a model; the checks are enforced.
 
-What the specification asks (2026-07-28, server/tools, "Security Considerations"): clients SHOULD "prompt for
-user confirmation on sensitive operations", "show tool inputs to the user before calling the server, to avoid
-malicious or accidental data exfiltration", "validate tool results before passing to LLM" and "log tool usage
-for audit purposes"; "there SHOULD always be a human in the loop with the ability to deny tool invocations";
-and "clients MUST consider tool annotations to be untrusted unless they come from trusted servers", so here an
-annotation can only make the gate stricter (``destructiveHint`` of a server in ``trusted``), never exempt a tool.
-The security best practices (2026-07-28, docs/tutorials/security/security_best_practices) add the server side.
-Hashing definitions, the cross-server rule and the label text are this module's choices: the spec leaves how.
+The specification asks for such checks (2026-07-28, server/tools, Security Considerations and User Interaction
+Model); hashing definitions, the cross-server rule and the label text are this module's choices.
 """
 
 from __future__ import annotations
@@ -46,25 +37,6 @@ def definition_hash(tool: Any) -> str:
     """SHA-256 of the tool's ``name``, ``description`` and ``inputSchema`` as canonical JSON (first 16 hex digits)."""
     definition = {"name": tool.name, "description": tool.description or "", "inputSchema": tool.input_schema}
     return hashlib.sha256(json.dumps(definition, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def describe_tools(tools: Iterable[Any], server: str = "") -> str:
-    """Every tool in full, as a host should show it before approval: name, whole description, arguments,
-    annotations (marked as claims of the server) and the definition's hash."""
-    lines = []
-    for tool in tools:
-        lines.append(f"{server + ': ' if server else ''}{tool.name}  [hash {definition_hash(tool)}]")
-        lines += [f"    | {line}" for line in (tool.description or "(no description)").splitlines()]
-        properties = (tool.input_schema or {}).get("properties", {})
-        required = set((tool.input_schema or {}).get("required", []))
-        arguments = [
-            f"{n} ({p.get('type', 'any')}{', required' if n in required else ''})" for n, p in properties.items()
-        ]
-        lines.append(f"    arguments: {', '.join(arguments) or 'none'}")
-        if tool.annotations is not None:
-            hints = tool.annotations.model_dump(by_alias=True, exclude_none=True)
-            lines.append(f"    annotations (the server's claim): {json.dumps(hints, sort_keys=True)}")
-    return "\n".join(lines)
 
 
 @dataclass
@@ -115,16 +87,53 @@ def _texts(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
 
 
-def _strings(value: Any) -> Iterable[str]:
-    """Every string inside an argument value."""
+def strings_in(value: Any) -> Iterable[str]:
+    """Every string inside an argument value (nested objects and lists included)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings_in(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings_in(item)
+
+
+def unapproved_argument(tool: str, arguments: dict[str, Any], approved: Mapping[str, Iterable[str]]) -> str | None:
+    """Argument allowlist: why the call is refused (an argument the user did not approve), or None."""
+    allowed = approved.get(tool)
+    extra = sorted(set(arguments) - set(allowed)) if allowed is not None else []
+    if extra:
+        return f"argument {', '.join(extra)} is not among those you approved for {tool} ({', '.join(allowed)})"
+    return None
+
+
+def carries_other_server_data(
+    server: str, arguments: dict[str, Any], results: list[tuple[str, str, str]]
+) -> str | None:
+    """No cross-server data: why the call is refused (an argument holds what another server returned), or None.
+
+    ``results``: (server, tool, text) of every result this session."""
+    for argument, value in arguments.items():
+        for source, source_tool, text in results:
+            data = text.strip()
+            if source != server and len(data) >= MIN_LEAK_CHARACTERS and any(data in s for s in strings_in(value)):
+                return f"argument {argument!r} carries what {source}/{source_tool} returned"
+    return None
+
+
+def unconfirmed(server: str, tool: Any, arguments: dict[str, Any], guard: Guard) -> str | None:
+    """Confirmation gate: why a sensitive call is refused (the user said no), or None.
+
+    Sensitive: named in ``guard.sensitive``, or marked ``destructiveHint`` by a server the host trusts; a hint
+    from any other server is ignored ("clients MUST consider tool annotations to be untrusted unless they come
+    from trusted servers", 2026-07-28, server/tools, Tool)."""
+    hinted = server in guard.trusted and tool.annotations is not None and bool(tool.annotations.destructive_hint)
+    if guard.confirm is None or not (tool.name in guard.sensitive or hinted):
+        return None
+    if guard.confirm(tool.name, arguments):
+        return None
+    return f"{tool.name} is sensitive and you did not confirm it"
 
 
 class Host:
@@ -184,28 +193,13 @@ class Host:
         return result
 
     def _refused(self, server: str, tool: Any, arguments: dict[str, Any]) -> str | None:
-        """Why the guard refuses the call, or ``None``."""
-        allowed = (self.guard.allowed_arguments or {}).get(tool.name)
-        if allowed is not None and (extra := sorted(set(arguments) - set(allowed))):
-            return f"argument {', '.join(extra)} is not among those you approved for {tool.name} ({', '.join(allowed)})"
-        if self.guard.no_cross_server_data:
-            for argument, value in arguments.items():
-                for source, source_tool, text in self._results:
-                    data = text.strip()
-                    if (
-                        source != server
-                        and len(data) >= MIN_LEAK_CHARACTERS
-                        and any(data in s for s in _strings(value))
-                    ):
-                        return f"argument {argument!r} carries what {source}/{source_tool} returned"
-        gated = self.guard.confirm is not None and self._sensitive(server, tool)
-        if gated and not self.guard.confirm(tool.name, arguments):
-            return f"{tool.name} is sensitive and you did not confirm it"
-        return None
-
-    def _sensitive(self, server: str, tool: Any) -> bool:
-        hinted = server in self.guard.trusted and tool.annotations is not None and tool.annotations.destructive_hint
-        return tool.name in self.guard.sensitive or bool(hinted)
+        """Why the guard refuses the call, or ``None``: the checks switched on, in order."""
+        guard = self.guard
+        if why := unapproved_argument(tool.name, arguments, guard.allowed_arguments or {}):
+            return why
+        if guard.no_cross_server_data and (why := carries_other_server_data(server, arguments, self._results)):
+            return why
+        return unconfirmed(server, tool, arguments, guard)
 
     @staticmethod
     def _label(server: str, tool: str, text: str) -> str:

@@ -1,39 +1,15 @@
 """Four permission gates, one behind the other, as fastmcp parts any course server can put in front of its tools.
 
-1. **The transport authenticates** (:class:`UserTokens`, :func:`current_user`): every HTTP request carries
-   ``Authorization: Bearer <token>``; fastmcp's own auth (``FastMCP(auth=...)``) checks it and answers 401 with
-   ``WWW-Authenticate: Bearer`` before any JSON-RPC is read, and the tools read who is calling per request with
-   ``get_access_token()``. fastmcp's auth, not the class token's own middleware (:mod:`mcp_teach.transports.
-   class_token`, which avoids it for its empty 401 body): here gate 1 must give a *user and role*, and an OAuth
-   token from fastmcp's ``InMemoryOAuthProvider`` (lesson 12's OAuth part) arrives through the very same
-   ``get_access_token()``, so the gates work unchanged behind either. The empty 401 for a missing token is what
-   RFC 6750 section 3.1 asks for and what an OAuth client expects. Over stdio there is no request to authenticate:
-   the specification says such servers "SHOULD NOT follow this specification, and instead retrieve credentials
-   from the environment" (2026-07-28, basic/authorization/index, Protocol Requirements): the process runs as the
-   user who started it, so its calls are that one local user's.
-2. **``tools/list`` shows each role only its tools** (:class:`ToolVisibility`). Allowed: the set of tools "MAY
-   vary by the authorization presented on the request ... since credentials are per-request input, not
-   connection state" (2026-07-28, server/tools, Listing Tools).
-3. **``tools/call`` checks the role, a rate limit and a time window** (:class:`CallPermission`): a tool the role
-   may not call, more than N calls a minute per user (a sliding window, :class:`SlidingWindow`), a write tool
-   outside the write hours (:class:`WriteHours`). "Servers MUST ... Implement proper access controls; Rate limit
-   tool invocations" (2026-07-28, server/tools, Security Considerations); how, and which limits, the spec leaves
-   to us. The clock is injectable (:class:`ManualClock`) so tests and the lesson are deterministic.
-4. **Parameters are checked against what the user may touch** (:class:`ResourcePermission`): a student may read
-   and change only their own notes; ``readonly`` reads every note and changes none; ``admin`` touches all.
-   Hiding a tool (gate 2) is no protection on its own: a client may call a tool it was never shown.
+1. the transport authenticates (:class:`UserTokens`: bearer token -> user, role as the token's scope; fastmcp's
+   ``auth=`` answers 401 before any JSON-RPC is read); over stdio the calls are the local user's;
+2. ``tools/list`` shows each role only its tools (:class:`ToolVisibility`);
+3. ``tools/call`` checks the role, a sliding-window rate limit and the write hours (:class:`CallPermission`);
+4. the arguments name only what the user may touch (:class:`ResourcePermission`).
 
-**Denials.** Many servers answer a denial as an ordinary result (``isError: false``) so that the agent carries
-on (``denials="text"``). The specification separates protocol errors (JSON-RPC errors: unknown tool, malformed
-request) from tool execution errors, "reported in tool results with ``isError: true``" and carrying "actionable
-feedback that language models can use to self-correct", which clients "SHOULD provide ... to language models"
-(2026-07-28, server/tools, Error Handling). A refused call is neither malformed nor unknown: it is a business-
-logic failure, so the default (``denials="tool-error"``) is a tool execution error. The model still reads the
-text and can carry on, and a host, a log or an audit can tell a refusal from a success, which ``isError: false``
-hides. The authorization page's HTTP 403 ``insufficient_scope`` (2026-07-28, basic/authorization/index, Runtime
-Insufficient Scope Errors) is for a token lacking an OAuth *scope* for the whole request; these gates decide per
-tool and per argument inside one JSON-RPC call, where a tool result is the place to say what would be allowed.
-Every denial names the gate, who, what, why and what would be allowed.
+Lesson 12 writes the four gate classes in its cells (the text here is theirs); :class:`Policy` holds the rules
+they apply, :class:`ManualClock` lets tests and the lesson move time by hand. Every denial names the gate, who,
+what, why and what would be allowed, as a tool execution error (``isError: true``) or, with
+``denials="text"``, as plain text.
 """
 
 from __future__ import annotations
