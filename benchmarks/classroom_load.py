@@ -1,6 +1,6 @@
 """Classroom load: N clients x M calls against streamable-HTTP servers on loopback, side by side, every result checked.
 
-Each server runs as its own process (``python -m mcp_teach.server --transport
+Each server runs as its own process (``python -m mcp_teach.serve --transport
 streamable-http --port 0``), so clients and server do not share an event loop:
 one worker (the classic server) and W stateless workers (the large-class mode,
 ``--workers W --stateless``); with legacy clients also one stateless worker, to
@@ -350,7 +350,7 @@ class Server:
             self.url = f"http://127.0.0.1:{self._port}/mcp"
             argv = [sys.executable, str(script), str(self._port)]
         else:
-            argv = [sys.executable, "-m", "mcp_teach.server", "--transport", "streamable-http", "--port", "0"]
+            argv = [sys.executable, "-m", "mcp_teach.serve", "--transport", "streamable-http", "--port", "0"]
             argv += ["--workers", str(self.workers)] * (self.workers > 1) + ["--stateless"] * self.stateless
             env.update({"MCP_AUTH_TOKEN": token} if token else {})
         self._popen = subprocess.Popen(

@@ -4,7 +4,7 @@
 from one run to the next, more than the few per cent our guards cost. Instructions hardly depend on the load:
 each server runs under ``valgrind --tool=callgrind`` with instrumentation off (``--instr-atstart=no``), clients
 connect and warm up, then instrumentation is switched on (``callgrind_control --instr=on``) for ``clients x
-calls`` checked calls only, and the count is dumped. Ours is ``python -m mcp_teach.server --transport
+calls`` checked calls only, and the count is dumped. Ours is ``python -m mcp_teach.serve --transport
 streamable-http`` (every guard on); plain is ``classroom_load.PLAIN_SERVER`` (fastmcp's ``run()``, the same
 tools). The ratio ours / plain is what the throughput target (at least x0.95 of plain fastmcp's calls/s) bounds: at most
 about 1 / 0.95 = 1.05.
@@ -52,7 +52,7 @@ class CountedServer:
             argv = [sys.executable, str(script), str(port)]
             self.url = f"http://127.0.0.1:{port}/mcp"
         else:
-            argv = [sys.executable, "-m", "mcp_teach.server", "--transport", "streamable-http", "--port", "0"]
+            argv = [sys.executable, "-m", "mcp_teach.serve", "--transport", "streamable-http", "--port", "0"]
             self.url = ""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MCP_", "OPENAI_", "LLM_", "FASTMCP_"))}
         env["PYTHONHASHSEED"] = "0"

@@ -1,4 +1,4 @@
-"""Does ``python -m mcp_teach.server --transport stdio`` start, and answer, as fast as a plain fastmcp server?
+"""Does ``python -m mcp_teach.serve --transport stdio`` start, and answer, as fast as a plain fastmcp server?
 
 Every stdio cell and test spawns the server, so its start is paid again and again. The yardstick is a plain
 fastmcp script with the same four calculator tools (their source, names, titles and descriptions, the same
@@ -63,7 +63,7 @@ OURS, PLAIN = "ours", "plain"
 PARTS = ("raw", "client", "calls", "instructions")
 DEFAULT_PARTS = ("raw", "client", "calls")
 REPLY_TIMEOUT = 600.0  # seconds; only stops a hung server (valgrind is ~50 times slower)
-OURS_ARGV = [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"]
+OURS_ARGV = [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"]
 PLAIN_TEMPLATE = """\
 import math
 
@@ -77,9 +77,9 @@ for name, (title, description) in {tools!r}.items():
     mcp.tool(globals()[name], title=title, description=description)
 mcp.run("stdio", show_banner=False)
 """
-#: Lists the files of the mcp_teach modules that ``python -m mcp_teach.server`` loads.
+#: Lists the files of the mcp_teach modules that ``python -m mcp_teach.serve`` loads.
 SERVER_MODULES_PROBE = (
-    "import sys, mcp_teach.server; "
+    "import sys, mcp_teach.serve; "
     "print(*(m.__file__ for name, m in sys.modules.items() if name.partition('.')[0] == 'mcp_teach'))"
 )
 

@@ -14,7 +14,7 @@ notebooks that talk to them:
     display/      how it looks in a notebook: show, diagrams, explorer
     lessons/      helpers that exist for one lesson, and the notebook setup
     exercises/    every exercise's expectations, blank lessons, student copies, grading
-    server, terminal, authoring, cli   the commands: ``python -m mcp_teach.server`` and ``mcp-teach``
+    serve, terminal, authoring, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
 
 Import what a lesson needs from its module, e.g.
 ``from mcp_teach.wire.capture import CaptureTransport``.

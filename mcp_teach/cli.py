@@ -168,7 +168,7 @@ TAP_PARSER = {
         "server, relays its stdin/stdout byte for byte (stderr passed through) and appends every message to FILE "
         "(JSON Lines). HTTP: a reverse proxy on --listen that forwards every request to --upstream and records the "
         "exchanges (SSE events as they stream). Credentials are redacted in FILE, never on the wire. In a "
-        "notebook: load_tap(FILE) from mcp_teach.wire.tap_recording gives a Capture; to_har() in "
+        "notebook: load_tap(FILE) from mcp_teach.wire.host_tap_recording gives a Capture; to_har() in "
         "mcp_teach.wire.har exports HTTP to HAR 1.2."
     ),
 }
@@ -193,13 +193,13 @@ def tap(argv: list[str]) -> int:
     if not http and not command:
         parser.error("give the server command after '--', or --listen and --upstream for HTTP")
     if http:
-        from mcp_teach.wire.tap_http import run_http_tap
+        from mcp_teach.wire.host_tap_http import run_http_tap
 
         try:
             return run_http_tap(args.out, args.listen, args.upstream)
         except ValueError as error:
             parser.error(str(error))
-    from mcp_teach.wire.tap_stdio import run_stdio_tap
+    from mcp_teach.wire.host_tap_stdio import run_stdio_tap
 
     return run_stdio_tap(args.out, command)
 
@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lab_parser.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab")
     lab_parser.set_defaults(handler=lab)
-    from mcp_teach.server import add_serve_arguments, serve
+    from mcp_teach.serve import add_serve_arguments, serve
 
     serve_parser = commands.add_parser("serve", help="run a course MCP server (default: the calculator)")
     add_serve_arguments(serve_parser)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import mcp_types
 from fastmcp import Client
 
-from mcp_teach.servers.catalogue import DEFAULT_SERVER, build_server
+from mcp_teach.servers.by_name import DEFAULT_SERVER, build_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 
 #: Sent as ``clientInfo``; fixed by the package so captures do not change with fastmcp upgrades.

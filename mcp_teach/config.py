@@ -249,8 +249,11 @@ def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str]
             anthropic_model=_parse(values, "ANTHROPIC_MODEL", OFFLINE_MODEL, str, "a model name"),
             notes_dir=_parse(values, NOTES_DIR_VARIABLE, None, _folder, "a folder path"),
             write_hours=_parse(
-                values, WRITE_HOURS_VARIABLE, None, _hours, "HH:MM-HH:MM, the start before the end, e.g. 08:00-22:00 "
-                "(00:00-24:00: any time)"
+                values,
+                WRITE_HOURS_VARIABLE,
+                None,
+                _hours,
+                "HH:MM-HH:MM, the start before the end, e.g. 08:00-22:00 (00:00-24:00: any time)",
             ),
         )
     except ConfigError as error:

@@ -142,7 +142,7 @@ def cli_server(tmp_path_factory: pytest.TempPathFactory):
 
 
 class JsonLinePeer:
-    """Talks raw JSON-RPC lines to ``python -m mcp_teach.server --transport stdio``, no MCP library involved."""
+    """Talks raw JSON-RPC lines to ``python -m mcp_teach.serve --transport stdio``, no MCP library involved."""
 
     def __init__(self, argv: list[str], *, cwd: Path, stderr_file: Path) -> None:
         self._stderr = stderr_file.open("w")

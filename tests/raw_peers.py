@@ -3,7 +3,7 @@
 One synchronous interface over four ways to reach the calculator, so a test can
 send what no MCP client would and read exactly what came back:
 
-- ``stdio``: ``python -m mcp_teach.server --transport stdio``, one frame per line;
+- ``stdio``: ``python -m mcp_teach.serve --transport stdio``, one frame per line;
 - ``sse``: GET /sse for the replies, POST /messages/?session_id=... for the frames (2025-11-25 session);
 - ``streamable-http``: POST /mcp, 2026-07-28 era (no session; each request carries ``_meta`` and routing headers);
 - ``streamable-http-legacy``: POST /mcp in a 2025-11-25 session (``initialize`` first, ``mcp-session-id``).
@@ -130,7 +130,7 @@ class StdioPeer(Peer):
         self.log_file = stderr
         self._stderr = stderr.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"],
+            [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -1,7 +1,7 @@
 """The assistant server: tools that need the client (elicitation, sampling, roots, progress, cancellation,
 logging, list changes), with real round trips on every transport in both eras, and their wire messages.
 
-Real servers: in memory, ``python -m mcp_teach.server --server assistant`` over stdio, SSE and streamable HTTP
+Real servers: in memory, ``python -m mcp_teach.serve --server assistant`` over stdio, SSE and streamable HTTP
 on 127.0.0.1 (with sessions and stateless); fastmcp's client with scripted handlers, and raw JSON lines.
 """
 
@@ -25,7 +25,7 @@ from support import CONNECTION_MODE_IDS, CONNECTION_MODES
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers.assistant import LOG_LEVELS, NOTES, build_assistant_server
-from mcp_teach.servers.catalogue import SERVER_NAMES
+from mcp_teach.servers.by_name import SERVER_NAMES
 from mcp_teach.transports.in_process import PLAIN_LOGS, serve_http, stdio_transport
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
@@ -33,7 +33,7 @@ from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
 CASES, IDS = CONNECTION_MODES, CONNECTION_MODE_IDS
 ROOTS = ["file:///home/student/project"]
 SUMMARY = "A fixed summary from the test's sampling handler."
-PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]
+PYTHON_M = [sys.executable, "-m", "mcp_teach.serve"]
 
 
 @contextlib.asynccontextmanager
@@ -310,7 +310,7 @@ def test_a_cancelled_call_leaves_no_job_behind(run, connection, mode):
 
 
 def raw_stdio(lines: list[dict[str, Any]], tmp_path) -> list[dict[str, Any]]:
-    """Send JSON lines to ``python -m mcp_teach.server --server assistant`` and return every line it wrote."""
+    """Send JSON lines to ``python -m mcp_teach.serve --server assistant`` and return every line it wrote."""
     data = "".join(json.dumps(line) + "\n" for line in lines)
     done = subprocess.run(
         [*PYTHON_M, "--server", "assistant", "--transport", "stdio"],

@@ -20,7 +20,7 @@ from raw_peers import PEERS, Peer, StdioPeer, http_server, open_peer
 from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.transports.frames import MAX_MESSAGE_BYTES
 
-STDIO_SERVER = [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"]
+STDIO_SERVER = [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"]
 
 
 def encoded(message: object) -> bytes:

@@ -24,7 +24,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.transports.class_mode import WORKER_READY
 from mcp_teach.transports.options import NEEDS_STATELESS, SSE_REFUSED
 
-PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]
+PYTHON_M = [sys.executable, "-m", "mcp_teach.serve"]
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
 STREAMABLE = ["--transport", "streamable-http", "--port", "0"]
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "classroom_load.py"

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_teach.cli import main
 from mcp_teach.client import teaching_client
-from mcp_teach.server import main as serve_main
+from mcp_teach.serve import main as serve_main
 from mcp_teach.transports.class_token import HOW_TO_AUTHENTICATE, MISSING_TOKEN, UNAUTHORIZED, WRONG_TOKEN
 from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.in_process import serve_http
@@ -179,7 +179,7 @@ def test_a_students_token_variable_does_not_stop_their_own_stdio_server(run, tmp
     async def call() -> float:
         transport = StdioTransport(
             sys.executable,
-            ["-m", "mcp_teach.server", "--transport", "stdio"],
+            ["-m", "mcp_teach.serve", "--transport", "stdio"],
             env=clean_env(MCP_AUTH_TOKEN=TOKEN),
             cwd=str(tmp_path),
             log_file=tmp_path / "stdio.log",
@@ -204,7 +204,7 @@ def test_terminal_servers_take_the_token_from_the_variable_or_the_option(run, cl
     from_env = cli_server([MCP_TEACH, "serve", "--transport", "streamable-http", "--port", "0"], MCP_AUTH_TOKEN=TOKEN)
     # The option wins over the variable (WRONG here, which the server must then refuse).
     from_option = cli_server(
-        [sys.executable, "-m", "mcp_teach.server", "--transport", "sse", "--port", "0", "--token", TOKEN],
+        [sys.executable, "-m", "mcp_teach.serve", "--transport", "sse", "--port", "0", "--token", TOKEN],
         MCP_AUTH_TOKEN=WRONG,
     )
     run(_check_cli_server, from_env.url, TOKEN, None)

@@ -19,13 +19,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from support import refuses_connections
 
-from mcp_teach import cli, server
+from mcp_teach import cli, serve
 from mcp_teach.client import teaching_client
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))  # the console script installed next to the interpreter
 HANG_TIMEOUT = 60  # only stops a hung test
-PYTHON_M = [PYTHON, "-m", "mcp_teach.server"]
+PYTHON_M = [PYTHON, "-m", "mcp_teach.serve"]
 MCP_TEACH_SERVE = [MCP_TEACH, "serve"]
 TOOL_NAMES = ["calculator_add", "calculator_subtract", "calculator_multiply", "calculator_divide"]
 PINNED_SERVER = {"name": "mcp-teach-calculator", "version": "1.0.0"}
@@ -73,7 +73,7 @@ def test_http_server_prints_its_url_serves_and_stops_cleanly(run, cli_server, co
 
 @pytest.fixture(scope="module")
 def http_servers(cli_server):
-    """One ``python -m mcp_teach.server`` per HTTP transport, shared by the client-library tests."""
+    """One ``python -m mcp_teach.serve`` per HTTP transport, shared by the client-library tests."""
     servers = {t: cli_server([*PYTHON_M, "--transport", t, "--port", "0"]) for t in ("sse", "streamable-http")}
     urls = {t: s.url for t, s in servers.items()}
     yield urls
@@ -334,7 +334,7 @@ def test_command_line_parsing_errors(capsys, monkeypatch, tmp_path):
     assert bad_choice.value.code == 2
     assert "invalid choice: 'tcp'" in capsys.readouterr().err
     monkeypatch.setenv("MCP_PORT", "70000")
-    assert server.main([]) == 2
+    assert serve.main([]) == 2
     assert "MCP_PORT='70000'" in capsys.readouterr().err
 
 
@@ -350,4 +350,4 @@ def test_command_line_parsing_errors(capsys, monkeypatch, tmp_path):
     ],
 )
 def test_loopback_detection(host, loopback):
-    assert server._is_loopback(host) is loopback
+    assert serve._is_loopback(host) is loopback

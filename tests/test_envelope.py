@@ -105,7 +105,7 @@ def test_a_stateless_server_answers_a_bare_post(run):
 
 def test_a_bare_line_piped_into_the_server_gets_one_explained_answer(clean_env):
     finished = subprocess.run(
-        [sys.executable, "-m", "mcp_teach.server"],
+        [sys.executable, "-m", "mcp_teach.serve"],
         input=json.dumps(BARE_LIST) + "\n",
         capture_output=True,
         text=True,

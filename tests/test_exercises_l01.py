@@ -10,10 +10,10 @@ import pytest
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
 from mcp_teach.exercises.l01 import kinds, legacy_handshake, modern_opening
-from mcp_teach.lessons.l01_raw_memory import RawMemoryServer
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.raw_memory import RawMemoryServer
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
 ANSWERS = {

@@ -16,7 +16,7 @@ DEFINED = {"hashlib": hashlib, "is_openai_name": is_openai_name, "re": re, "sys"
 LESSON = SolvedLesson("10_many_servers.ipynb", DEFINED)
 run_solution = LESSON.run_solution
 
-CALCULATOR = {"command": sys.executable, "args": ["-m", "mcp_teach.server"]}
+CALCULATOR = {"command": sys.executable, "args": ["-m", "mcp_teach.serve"]}
 
 
 @pytest.mark.parametrize("exercise_id", ["10.1", "10.2", "10.3"])

@@ -232,7 +232,7 @@ def stdio_server_process(log_file: Path) -> psutil.Process | None:
     """The running stdio server whose stderr is ``log_file``."""
     for child in psutil.Process().children():
         with contextlib.suppress(psutil.Error):
-            if "mcp_teach.server" in child.cmdline() and any(f.path == str(log_file) for f in child.open_files()):
+            if "mcp_teach.serve" in child.cmdline() and any(f.path == str(log_file) for f in child.open_files()):
                 return child
     return None
 
@@ -622,7 +622,7 @@ def press_interrupt(km: KernelManager) -> None:
 
 def stdio_servers_of(kernel: psutil.Process) -> list[psutil.Process]:
     with contextlib.suppress(psutil.Error):
-        return [child for child in kernel.children(recursive=True) if "mcp_teach.server" in _cmdline(child)]
+        return [child for child in kernel.children(recursive=True) if "mcp_teach.serve" in _cmdline(child)]
     return []
 
 

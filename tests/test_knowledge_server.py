@@ -1,6 +1,6 @@
 """The knowledge server: tools, resources, prompts and completion on every transport, in both eras.
 
-Real servers, no mocks: in memory, ``python -m mcp_teach.server --server knowledge`` over stdio, SSE and
+Real servers, no mocks: in memory, ``python -m mcp_teach.serve --server knowledge`` over stdio, SSE and
 streamable HTTP on 127.0.0.1; fastmcp's client in both eras and the mcp SDK's own ``ClientSession``.
 """
 
@@ -26,12 +26,12 @@ from support import CONNECTION_MODE_IDS, CONNECTION_MODES
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers import knowledge_base as kb
-from mcp_teach.servers.catalogue import SERVER_NAMES, build_server
+from mcp_teach.servers.by_name import SERVER_NAMES, build_server
 from mcp_teach.servers.knowledge import build_knowledge_server
 from mcp_teach.servers.lookup_errors import template_variables
 from mcp_teach.transports.in_process import PLAIN_LOGS, serve_http
 
-PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]
+PYTHON_M = [sys.executable, "-m", "mcp_teach.serve"]
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
 DOC_IDS = ["mcp-overview", "protocol-eras", "resources-and-prompts", "tools", "transports"]
 IMAGE_URI = "docs://images/connection.png"
@@ -90,7 +90,7 @@ async def knowledge_target(connection: str, log_file: Path) -> AsyncIterator[Any
     elif connection == "stdio":
         yield StdioTransport(
             sys.executable,
-            ["-m", "mcp_teach.server", "--server", "knowledge", "--transport", "stdio"],
+            ["-m", "mcp_teach.serve", "--server", "knowledge", "--transport", "stdio"],
             env=PLAIN_LOGS,
             log_file=log_file,
             keep_alive=False,
@@ -239,7 +239,7 @@ def test_every_request_on_every_transport(run, tmp_path, connection, mode):
 
 @pytest.fixture(scope="module")
 def http_url(cli_server):
-    """``python -m mcp_teach.server --server knowledge`` over streamable HTTP, shared by the tests below."""
+    """``python -m mcp_teach.serve --server knowledge`` over streamable HTTP, shared by the tests below."""
     server = cli_server([*PYTHON_M, "--server", "knowledge", "--transport", "streamable-http", "--port", "0"])
     yield server.url
     code, stdout, stderr = server.stop(signal.SIGTERM)
@@ -326,8 +326,8 @@ def test_calculator_stays_the_default_and_an_unknown_server_is_refused(run, cli_
 
 def test_stdio_serving_imports_only_the_chosen_server():
     code = (
-        "import sys; from mcp_teach import server; from mcp_teach.servers import catalogue;"
-        "catalogue.build_server('calculator');"
+        "import sys; from mcp_teach import serve; from mcp_teach.servers import by_name;"
+        "by_name.build_server('calculator');"
         "print(sorted(m for m in sys.modules if m.startswith('mcp_teach.servers.')))"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)

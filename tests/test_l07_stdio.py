@@ -11,9 +11,9 @@ from mcp_teach.transports.in_process import stdio_transport
 
 
 def test_stdio_transport_names_the_server_only_when_it_is_not_the_default() -> None:
-    assert stdio_transport().args == ["-m", "mcp_teach.server", "--transport", "stdio"]
+    assert stdio_transport().args == ["-m", "mcp_teach.serve", "--transport", "stdio"]
     assert stdio_transport(server="knowledge").args == [
-        "-m", "mcp_teach.server", "--transport", "stdio", "--server", "knowledge",
+        "-m", "mcp_teach.serve", "--transport", "stdio", "--server", "knowledge",
     ]  # fmt: skip
     with pytest.raises(ValueError, match="calculator, knowledge"):
         stdio_transport(server="weather")

@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "display",
         "lessons",
         "exercises",
-        "server terminal authoring",
+        "serve terminal authoring",
         "cli",
     )
 )
@@ -144,7 +144,7 @@ def test_the_checks_catch_a_wrong_import(tmp_path):
     assert any({"mcp_teach.transports.frames", "mcp_teach.transports.stdio_loop"} <= set(c) for c in circles(graph))
 
 
-@pytest.mark.parametrize("module", ["mcp_teach.server", "mcp_teach.transports.stdio_loop"])
+@pytest.mark.parametrize("module", ["mcp_teach.serve", "mcp_teach.transports.stdio_loop"])
 def test_serving_imports_nothing_of_the_notebook_side(module):
     """A stdio server starts for every connection: it must not pay for the display, the LLM or the lessons."""
     graph = import_graph()

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l12_gates import TOKENS, UNKNOWN_TOKEN, NotesLab
 from mcp_teach.servers import notes_store
-from mcp_teach.servers.catalogue import SERVER_NAMES
+from mcp_teach.servers.by_name import SERVER_NAMES
 from mcp_teach.servers.gates import ManualClock, SlidingWindow, User
 from mcp_teach.servers.notes import DEMO_USERS, build_notes_server
 from mcp_teach.servers.notes_store import NoteNameError, NoteStore, check_note_id, default_notes_dir
@@ -30,7 +30,7 @@ from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
 
 ALL_FOUR = ["save_note", "list_notes", "read_note", "delete_note"]
-PYTHON_M = [sys.executable, "-m", "mcp_teach.server"]
+PYTHON_M = [sys.executable, "-m", "mcp_teach.serve"]
 #: Write tools at any hour for servers started from the CLI (their clock is the real one).
 ANY_TIME = {"MCP_TEACH_WRITE_HOURS": "00:00-24:00"}
 ESCAPES = [

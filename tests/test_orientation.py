@@ -6,7 +6,7 @@ import shlex
 import subprocess
 import sys
 
-from mcp_teach.lessons.l00_setup import check_environment, terminal_commands
+from mcp_teach.lessons.l00_environment import check_environment, terminal_commands
 
 
 def test_bad_env_file_is_reported_with_the_variable_and_the_fix(tmp_path, monkeypatch):

@@ -127,7 +127,7 @@ def test_stdio_transport_starts_a_fresh_server_per_block(run, tmp_path):
     assert [w.id for w in capture.requests()] == [1, 2, 1, 2]
     assert log.exists()
     assert transport.keep_alive is False
-    assert transport.args == ["-m", "mcp_teach.server", "--transport", "stdio"]
+    assert transport.args == ["-m", "mcp_teach.serve", "--transport", "stdio"]
 
 
 def test_stdio_transport_defaults():

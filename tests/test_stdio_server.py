@@ -15,7 +15,7 @@ from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports import stdio_loop
 from mcp_teach.transports.stdio_loop import OversizedLine, read_lines, serve_stdio
 
-SERVER = [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"]
+SERVER = [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"]
 
 
 def add(id: int, a: int, b: int) -> bytes:
@@ -65,7 +65,7 @@ def test_every_request_is_answered_when_stdin_ends_right_after_it(run):
 
 
 def test_piped_requests_file_is_answered_in_full(tmp_path):
-    """``python -m mcp_teach.server < requests.jsonl``: a regular file as stdin, every line answered."""
+    """``python -m mcp_teach.serve < requests.jsonl``: a regular file as stdin, every line answered."""
     requests = tmp_path / "requests.jsonl"
     requests.write_bytes(b"".join(add(id, id, id) for id in range(1, 21)) + b"{oops\n\n" + add(99, 1, 1))
     with requests.open("rb") as stdin:
@@ -145,13 +145,13 @@ HTTP_ONLY_MODULES = {
     "mcp_teach.transports.http_guard",
     "mcp_teach.transports.sockets",
 }
-#: ``python -m mcp_teach.server --transport stdio`` that lists, on exit, the mcp_teach modules it loaded.
+#: ``python -m mcp_teach.serve --transport stdio`` that lists, on exit, the mcp_teach modules it loaded.
 LOADED_PROBE = """\
 import atexit, runpy, sys
 ours = lambda: sorted(name for name in sys.modules if name.partition(".")[0] == "mcp_teach")
 atexit.register(lambda: print("loaded:", *ours(), file=sys.stderr))
-sys.argv = ["mcp_teach.server", "--transport", "stdio"]
-runpy.run_module("mcp_teach.server", run_name="__main__")
+sys.argv = ["mcp_teach.serve", "--transport", "stdio"]
+runpy.run_module("mcp_teach.serve", run_name="__main__")
 """
 
 

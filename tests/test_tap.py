@@ -25,10 +25,10 @@ from mcp_teach.transports.in_process import _InProcessServer, serve_http, stop_i
 from mcp_teach.transports.sockets import bind_socket
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.har import to_har, write_har
+from mcp_teach.wire.host_tap_http import parse_listen
+from mcp_teach.wire.host_tap_recording import load_tap
 from mcp_teach.wire.redact import redact_url
-from mcp_teach.wire.stdio_tap import read_tap
-from mcp_teach.wire.tap_http import parse_listen
-from mcp_teach.wire.tap_recording import load_tap
+from mcp_teach.wire.stdio_bytes import read_tap
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))
@@ -49,7 +49,7 @@ def tap(out: Path, *command: str) -> list[str]:
 
 def behind_byte_tap(pipes: Path, *command: str) -> list[str]:
     """``command`` behind lesson 05's byte-exact relay: what the server itself received and sent."""
-    return [PYTHON, "-m", "mcp_teach.wire.stdio_tap", str(pipes), "--", *command]
+    return [PYTHON, "-m", "mcp_teach.wire.stdio_bytes", str(pipes), "--", *command]
 
 
 def pipe_bytes(pipes: Path, stream: str) -> bytes:
@@ -92,7 +92,7 @@ def test_every_byte_arrives_unchanged_and_every_line_is_recorded(tmp_path):
 
 def test_the_mcp_sdk_client_through_the_tap_sees_what_the_server_sent(tmp_path, run):
     pipes, out = tmp_path / "pipes.jsonl", tmp_path / "tap.jsonl"
-    argv = tap(out, *behind_byte_tap(pipes, PYTHON, "-m", "mcp_teach.server"))
+    argv = tap(out, *behind_byte_tap(pipes, PYTHON, "-m", "mcp_teach.serve"))
 
     async def session() -> str:
         params = StdioServerParameters(command=argv[0], args=argv[1:])
@@ -114,7 +114,7 @@ def test_the_mcp_sdk_client_through_the_tap_sees_what_the_server_sent(tmp_path, 
 
 def test_load_tap_equals_what_a_capture_transport_saw_on_the_client_side(tmp_path, run):
     out = tmp_path / "tap.jsonl"
-    argv = tap(out, PYTHON, "-m", "mcp_teach.server")
+    argv = tap(out, PYTHON, "-m", "mcp_teach.serve")
     transport = StdioTransport(argv[0], argv[1:], log_file=tmp_path / "server.log", keep_alive=False)
 
     async def session() -> CaptureTransport:

@@ -34,7 +34,7 @@ TEE_SCRIPT = textwrap.dedent(
 
     to_server_log, to_client_log = sys.argv[1], sys.argv[2]
     child = subprocess.Popen(
-        [sys.executable, "-m", "mcp_teach.server", "--transport", "stdio"],
+        [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
     )
 

@@ -25,7 +25,6 @@ PLACEHOLDER = ("# YOUR CODE HERE", "pass")
 CHECK_CELL = 'check("{id}")'
 
 
-
 class ConventionError(ValueError):
     """A notebook's exercise cells do not follow the convention (so they cannot be copied or graded)."""
 

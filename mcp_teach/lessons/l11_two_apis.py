@@ -13,7 +13,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from mcp_teach.lessons.l05_terminals import console_script, start_console, stop_console
+from mcp_teach.display.console import console_script, start_console, stop_console
 from mcp_teach.wire.plain_text import PlainText
 from mcp_teach.wire.redact import REDACTED
 

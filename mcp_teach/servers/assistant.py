@@ -2,7 +2,7 @@
 
 Every tool here stops in the middle to ask the client for something (the user's answer, the host's LLM, its
 roots) or sends something on its own while it runs (progress, log messages, a change of its tool list). Run it
-with ``python -m mcp_teach.server --server assistant``. Lesson 09 writes :func:`ask_client`, :func:`elicit_form`
+with ``python -m mcp_teach.serve --server assistant``. Lesson 09 writes :func:`ask_client`, :func:`elicit_form`
 and the tools without state (``convert_length``, ``summarize_text``, ``list_client_roots``, ``count_slowly``,
 ``log_levels``) in its cells; the tools that keep state per server (notes, the job board, the listen bus) are
 made by :func:`build_assistant_server`.

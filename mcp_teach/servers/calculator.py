@@ -1,6 +1,6 @@
 """The calculator MCP server every lesson talks to: four arithmetic tools (written in lesson 00, section 2).
 
-Run it from a terminal with ``python -m mcp_teach.server --transport stdio`` (or ``mcp-teach serve``); import
+Run it from a terminal with ``python -m mcp_teach.serve --transport stdio`` (or ``mcp-teach serve``); import
 :func:`build_calculator_server` to use it in-process.
 """
 

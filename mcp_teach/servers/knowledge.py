@@ -4,7 +4,7 @@ One server for all three primitives, so that lesson 07 can show who decides what
 model: the model calls ``search_documents``/``get_document``, the application reads ``docs://`` resources, the
 user picks a prompt. Lesson 07 writes ``add_resources``, ``add_template``, ``add_prompts``, ``add_completion`` and
 ``build_knowledge_server`` in its cells (exported here); lessons 10 and 11 start the server. Run it with
-``python -m mcp_teach.server --server knowledge``; the documents and the ranking live in
+``python -m mcp_teach.serve --server knowledge``; the documents and the ranking live in
 :mod:`mcp_teach.servers.knowledge_base`.
 """
 

@@ -6,7 +6,7 @@ kernel hands each new connection to one of them, and Ctrl-C or SIGTERM stops
 them all (a worker whose supervisor was killed outright stops by itself; one
 that dies is replaced). A worker cannot receive the parent's app object, so each one builds
 its own with :func:`worker_app` from an :class:`AppSettings` (pickled to the
-worker, token included, never printed; the server by its catalogue name): same tools, Host/Origin guard,
+worker, token included, never printed; the server by its ``--server`` name): same tools, Host/Origin guard,
 JSON-RPC guard and class token as a single-process server.
 
 Several workers need ``--stateless``: a 2025-11-25 (legacy) client gets an
@@ -32,7 +32,7 @@ import uvicorn
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.supervisors import Multiprocess
 
-from mcp_teach.servers.catalogue import DEFAULT_SERVER, build_server
+from mcp_teach.servers.by_name import DEFAULT_SERVER, build_server
 from mcp_teach.transports.http_app import HttpTransport, guarded_http_app
 from mcp_teach.transports.options import check_class_mode
 
@@ -55,7 +55,7 @@ class AppSettings:
     host: str
     stateless: bool = False
     token: str | None = field(default=None, repr=False)
-    #: Which server of :mod:`mcp_teach.servers.catalogue` each worker builds.
+    #: Which server of :mod:`mcp_teach.servers.by_name` each worker builds.
     server_name: str = DEFAULT_SERVER
 
 

@@ -1,4 +1,4 @@
-"""Serve an MCP server from a terminal until Ctrl-C or SIGTERM (``python -m mcp_teach.server``, ``mcp-teach serve``).
+"""Serve an MCP server from a terminal until Ctrl-C or SIGTERM (``python -m mcp_teach.serve``, ``mcp-teach serve``).
 
 A stdio client starts a server for every connection, so the stdio path imports only what it runs
 (:mod:`.stdio_loop`); the HTTP modules are imported when an HTTP server starts.
@@ -18,7 +18,7 @@ from fastmcp import FastMCP
 from fastmcp.utilities.logging import temporary_log_level
 
 from mcp_teach.config import LOOPBACK, Transport
-from mcp_teach.servers.catalogue import DEFAULT_SERVER, build_server
+from mcp_teach.servers.by_name import DEFAULT_SERVER, build_server
 from mcp_teach.transports.options import check_class_mode, describe_mode
 from mcp_teach.transports.stdio_loop import serve_stdio
 
@@ -48,7 +48,7 @@ def run_server(
     server_name: str = DEFAULT_SERVER,
 ) -> None:
     """Run a server until Ctrl-C or SIGTERM, then return normally: ``server``, or a fresh one named ``server_name``
-    in :mod:`mcp_teach.servers.catalogue` (the calculator by default).
+    in :mod:`mcp_teach.servers.by_name` (the calculator by default).
 
     stdio: only JSON-RPC is written to stdout, every line answered (see :mod:`.stdio_loop`); logs go to stderr.
     HTTP: the URL to connect to is printed on stderr first (never the ``token``, which clients must send).

@@ -175,6 +175,4 @@ def json_rpc_guard(transport: str, path: str, stateless: bool = False, authentic
     """
     message_path = fastmcp.settings.message_path if transport == "sse" else path
     sessions = transport == "streamable-http" and not stateless
-    return Middleware(
-        JsonRpcGuard, paths=[message_path], sessions=sessions, authenticated_only=authenticated_only
-    )
+    return Middleware(JsonRpcGuard, paths=[message_path], sessions=sessions, authenticated_only=authenticated_only)

@@ -24,8 +24,8 @@ from starlette.types import ASGIApp
 
 from mcp_teach.config import LOOPBACK
 from mcp_teach.private_files import make_private
+from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.servers.calculator import build_calculator_server
-from mcp_teach.servers.catalogue import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
 from mcp_teach.transports.sockets import bind_socket, server_url
 
@@ -168,13 +168,13 @@ async def serve_http(
 def stdio_transport(
     *, log_file: Path | None = None, keep_alive: bool = False, server: str = DEFAULT_SERVER
 ) -> StdioTransport:
-    """A client transport that runs ``python -m mcp_teach.server`` over stdio.
+    """A client transport that runs ``python -m mcp_teach.serve`` over stdio.
 
     The server's stderr goes to ``log_file`` (default :data:`STDIO_LOG`): a
     kernel run by nbval has no real stderr to hand to a subprocess. With
     ``keep_alive=False`` every ``async with Client(...)`` starts a fresh
     server, so every block shows its own handshake. ``server`` names the course
-    server to run (``--server``, :data:`~mcp_teach.servers.catalogue.SERVER_NAMES`);
+    server to run (``--server``, :data:`~mcp_teach.servers.by_name.SERVER_NAMES`);
     the default, the calculator, adds no option to the command line.
     """
     if server not in SERVER_NAMES:
@@ -182,7 +182,7 @@ def stdio_transport(
     choice = [] if server == DEFAULT_SERVER else ["--server", server]
     return StdioTransport(
         sys.executable,
-        ["-m", "mcp_teach.server", "--transport", "stdio", *choice],
+        ["-m", "mcp_teach.serve", "--transport", "stdio", *choice],
         env=PLAIN_LOGS,  # merged over the mcp SDK's safe default environment
         log_file=log_file or bounded_log(),
         keep_alive=keep_alive,

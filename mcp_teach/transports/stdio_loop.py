@@ -9,7 +9,7 @@ hits at once:
   gets ``-32602 "Invalid request parameters"`` and nothing else; here it is told
   what is missing and how to fix it (see :mod:`mcp_teach.transports.envelope`);
 - when stdin closes, requests still being handled are cancelled, so
-  ``cat requests.jsonl | python -m mcp_teach.server`` loses results; here every
+  ``cat requests.jsonl | python -m mcp_teach.serve`` loses results; here every
   request already read is answered before the server exits.
 
 Everything else is fastmcp's server, run on our streams.

@@ -1,7 +1,7 @@
 """Export recorded HTTP exchanges as HAR 1.2, the format a browser's devtools open (Network tab → Import).
 
 Works on any :class:`~mcp_teach.wire.messages.Capture` with HTTP exchanges: one loaded from the HTTP
-tap (:func:`~mcp_teach.wire.tap_recording.load_tap`, which knows URLs, versions and wall-clock times)
+tap (:func:`~mcp_teach.wire.host_tap_recording.load_tap`, which knows URLs, versions and wall-clock times)
 or one a ``CaptureTransport`` recorded (then ``base_url`` supplies scheme and host, and times come
 from the monotonic clock). Everything in it was redacted when it was recorded.
 """
@@ -16,10 +16,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from mcp_teach import __version__
 from mcp_teach.private_files import open_private
+from mcp_teach.wire.host_tap_writer import wall_time
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.messages import Capture
 from mcp_teach.wire.redact import redact_body, redact_headers, redact_url
-from mcp_teach.wire.tap_writer import wall_time
 
 HAR_VERSION = "1.2"
 

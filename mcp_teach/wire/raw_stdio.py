@@ -26,7 +26,7 @@ REPLY_TIMEOUT = 30.0
 
 
 class RawStdioServer:
-    """``python -m mcp_teach.server --transport stdio`` as a subprocess with raw pipes.
+    """``python -m mcp_teach.serve --transport stdio`` as a subprocess with raw pipes.
 
     Everything written and read is kept in :attr:`capture` (lines that are not
     JSON objects are kept as ``{"raw": "<text>"}``).
@@ -42,7 +42,7 @@ class RawStdioServer:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "mcp_teach.server",
+                "mcp_teach.serve",
                 "--transport",
                 "stdio",
                 stdin=asyncio.subprocess.PIPE,

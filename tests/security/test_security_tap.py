@@ -23,7 +23,7 @@ from mcp_teach.lessons.l12_oauth_record import RecordingTransport
 from mcp_teach.lessons.l12_oauth_views import OAuthFlow
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.har import to_har, write_har
-from mcp_teach.wire.tap_recording import load_tap
+from mcp_teach.wire.host_tap_recording import load_tap
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))
@@ -150,6 +150,6 @@ def test_the_stdio_tap_records_no_credential_from_arguments_or_stderr(tmp_path):
 
 def test_the_byte_relay_file_is_readable_by_its_owner_only(tmp_path):
     pipes = tmp_path / "pipes.jsonl"
-    relay = [PYTHON, "-m", "mcp_teach.wire.stdio_tap", str(pipes), "--", PYTHON, "-c", "pass"]
+    relay = [PYTHON, "-m", "mcp_teach.wire.stdio_bytes", str(pipes), "--", PYTHON, "-c", "pass"]
     assert subprocess.run(relay, stdin=subprocess.DEVNULL, timeout=HANG_TIMEOUT).returncode == 0
     assert mode_of(pipes) == 0o600

@@ -1,4 +1,4 @@
-"""mcp_teach.lessons.l05_http_views: recorded exchanges shown in full and one row each."""
+"""mcp_teach.display.http_views: recorded exchanges shown in full and one row each."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from l05_support import record_sessions
 
-from mcp_teach.lessons.l05_http_views import PROTOCOL_HEADERS, show_http
+from mcp_teach.display.http_views import PROTOCOL_HEADERS, show_http
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.http_recording import HttpExchange
 

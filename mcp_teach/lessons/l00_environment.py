@@ -42,8 +42,8 @@ def terminal_commands(python: str | None = None):
     """
     python = python or sys.executable
     rows = [
-        ("stdio (Ctrl-D ends)", ["-m", "mcp_teach.server", "--transport", "stdio"]),
-        ("streamable HTTP, :8000/mcp", ["-m", "mcp_teach.server", "--transport", "streamable-http"]),
-        ("SSE (deprecated), :8000/sse", ["-m", "mcp_teach.server", "--transport", "sse"]),
+        ("stdio (Ctrl-D ends)", ["-m", "mcp_teach.serve", "--transport", "stdio"]),
+        ("streamable HTTP, :8000/mcp", ["-m", "mcp_teach.serve", "--transport", "streamable-http"]),
+        ("SSE (deprecated), :8000/sse", ["-m", "mcp_teach.serve", "--transport", "sse"]),
     ]
     return table(("to start", "paste into a terminal"), [(what, _command([python, *args])) for what, args in rows])

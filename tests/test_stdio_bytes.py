@@ -11,7 +11,7 @@ import pytest
 
 from mcp_teach.client import teaching_client
 from mcp_teach.wire.capture import CaptureTransport
-from mcp_teach.wire.stdio_tap import TappedLine, main, read_tap, tapped_stdio_transport
+from mcp_teach.wire.stdio_bytes import TappedLine, main, read_tap, tapped_stdio_transport
 
 #: A stand-in server: echoes each stdin line upper-cased on stdout and logs its length on stderr.
 ECHO = (
@@ -24,7 +24,7 @@ ECHO = (
 
 def _run_tap(tmp_path, stdin: bytes, command: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "mcp_teach.wire.stdio_tap", str(tmp_path / "tap.jsonl"), "--", *command],
+        [sys.executable, "-m", "mcp_teach.wire.stdio_bytes", str(tmp_path / "tap.jsonl"), "--", *command],
         input=stdin,
         capture_output=True,
         timeout=60,

@@ -7,7 +7,7 @@ chunk by chunk, so streamed progress and server requests reach the host as promp
 directly. Only ``Host`` is set to the upstream's, and hop-by-hop headers (``Connection``…) stay with
 each hop, as for any proxy.
 
-The recording gets records as things happen (:mod:`mcp_teach.wire.tap_writer`): ``http-request``,
+The recording gets records as things happen (:mod:`mcp_teach.wire.host_tap_writer`): ``http-request``,
 ``http-response``, then ``sse-event`` per event or one ``http-body``, then ``http-end``, all with the
 ``exchange`` number they belong to. Credentials are redacted in the recording only, by
 :mod:`mcp_teach.wire.redact`: credential headers (``Authorization``, cookies, ``X-Auth-Token``...), OAuth
@@ -33,8 +33,8 @@ import httpx2
 import uvicorn
 
 from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.wire.host_tap_writer import TapWriter
 from mcp_teach.wire.redact import redact_body, redact_headers, redact_text, redact_url
-from mcp_teach.wire.tap_writer import TapWriter
 
 #: Headers that belong to one connection, not to the message (RFC 9110 section 7.6.1), plus Host.
 HOP_BY_HOP = frozenset(

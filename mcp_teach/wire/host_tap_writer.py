@@ -21,7 +21,7 @@ from typing import Any
 
 from mcp_teach.private_files import open_private
 
-#: Version of the record format, in the first record; :func:`~mcp_teach.wire.tap_recording.load_tap` checks it.
+#: Version of the record format, in the first record; :func:`~mcp_teach.wire.host_tap_recording.load_tap` checks it.
 FORMAT_VERSION = 1
 
 

@@ -5,7 +5,7 @@ JSON-RPC goes client → server on the server's **stdin** and server → client 
 its **stdout**, one message per line; the server's **stderr** is free for logs.
 The tap is a tiny relay process placed between the two::
 
-    client  ──stdin──▶  python -m mcp_teach.wire.stdio_tap TAP_FILE -- <server command>  ──stdin──▶  server
+    client  ──stdin──▶  python -m mcp_teach.wire.stdio_bytes TAP_FILE -- <server command>  ──stdin──▶  server
             ◀─stdout──                                                          ◀─stdout──
                                                                                 ◀─stderr──
 
@@ -45,7 +45,7 @@ STREAM_DIRECTIONS: dict[Stream, str] = {
     "stderr": "server → log",
 }
 #: The command the tap runs by default: the course's calculator over stdio.
-CALCULATOR_COMMAND = (sys.executable, "-m", "mcp_teach.server", "--transport", "stdio")
+CALCULATOR_COMMAND = (sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio")
 # Rich's log handler starts a record with the date and time, "[MM/DD/YY HH:MM:SS]" in the C locale;
 # lessons show it without them.
 #: How long the tap still relays the server's output after the server has exited.
@@ -105,14 +105,14 @@ def tapped_stdio_transport(
 
     return StdioTransport(
         sys.executable,
-        ["-m", "mcp_teach.wire.stdio_tap", str(tap_file), "--", *command],
+        ["-m", "mcp_teach.wire.stdio_bytes", str(tap_file), "--", *command],
         log_file=log_file or bounded_log(),
         keep_alive=False,
     )
 
 
 class LineRecorder(Protocol):
-    """What the relay hands every line to: this module's base64 recorder, or ``tap_stdio``'s message recorder."""
+    """What the relay hands every line to: this module's base64 recorder, or ``host_tap_stdio``'s message recorder."""
 
     def record(self, stream: Stream, line: bytes) -> None: ...
 
@@ -218,10 +218,10 @@ def run_tap(tap_file: Path, command: list[str], *, recorder: LineRecorder | None
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m mcp_teach.wire.stdio_tap TAP_FILE -- COMMAND...``"""
+    """``python -m mcp_teach.wire.stdio_bytes TAP_FILE -- COMMAND...``"""
     args = sys.argv[1:] if argv is None else argv
     if len(args) < 3 or args[1] != "--":
-        print("usage: python -m mcp_teach.wire.stdio_tap TAP_FILE -- COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m mcp_teach.wire.stdio_bytes TAP_FILE -- COMMAND [ARGS...]", file=sys.stderr)
         return 2
     return run_tap(Path(args[0]), args[2:])
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcp_teach.wire.host_tap_writer import FORMAT_VERSION
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, Direction, WireMessage
 from mcp_teach.wire.sse import SseEvent
-from mcp_teach.wire.tap_writer import FORMAT_VERSION
 
 
 class TappedExchange(HttpExchange):

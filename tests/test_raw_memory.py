@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_teach.lessons.l01_raw_memory import RawMemoryServer
+from mcp_teach.wire.raw_memory import RawMemoryServer
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
 

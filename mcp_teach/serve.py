@@ -1,4 +1,4 @@
-"""``python -m mcp_teach.server``: run a course server from a terminal (also ``mcp-teach serve``).
+"""``python -m mcp_teach.serve``: run a course server from a terminal (also ``mcp-teach serve``).
 
 Kept small on purpose: a stdio client starts this module for every connection, so it imports only
 what serving needs (settings, the server, its transport), not the rest of the ``mcp-teach`` command.
@@ -13,13 +13,13 @@ import sys
 from collections.abc import Sequence
 
 from mcp_teach.config import TOKEN_RULE, TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
-from mcp_teach.servers.catalogue import DEFAULT_SERVER, SERVER_NAMES
+from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.options import check_class_mode
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.server``."""
+    """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.serve``."""
     parser.add_argument(
         "--server",
         choices=SERVER_NAMES,
@@ -109,9 +109,9 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m mcp_teach.server``: exit code 0 on Ctrl-C or SIGTERM, 2 for a bad setting."""
+    """Entry point of ``python -m mcp_teach.serve``: exit code 0 on Ctrl-C or SIGTERM, 2 for a bad setting."""
     parser = argparse.ArgumentParser(
-        prog="python -m mcp_teach.server", description="Run a course MCP server (the calculator by default)."
+        prog="python -m mcp_teach.serve", description="Run a course MCP server (the calculator by default)."
     )
     add_serve_arguments(parser)
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""mcp_teach.lessons.l05_terminals: terminal A's server and terminal B's commands, run as real processes."""
+"""mcp_teach.display.console: terminal A's server and terminal B's commands, run as real processes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l05_terminals import (
+from mcp_teach.display.console import (
     plain_environment,
     run_command,
     shown_command,

@@ -2,7 +2,7 @@
 
 A host (Claude Desktop, VS Code, an agent) starts a stdio server as a command. Put the tap in front
 of that command and the host starts the tap instead; the tap starts the server and relays its pipes
-byte for byte (the relay of :mod:`mcp_teach.wire.stdio_tap`, lesson 05's), writing one record per
+byte for byte (the relay of :mod:`mcp_teach.wire.stdio_bytes`, lesson 05's), writing one record per
 message to ``FILE``::
 
     {"type": "jsonrpc", "time": "2026-…+00:00", "at": 0.0123, "direction": "client->server", "message": {…}}
@@ -12,7 +12,7 @@ bytes as ``\\udcXX``), a log line on stderr as ``{"type": "stderr", …, "text":
 as ``{"type": "exit", …, "code": N}``. Credentials are redacted in the recording, never on the wire
 (:mod:`mcp_teach.wire.redact`): in messages, lines and stderr, and in the recorded command line
 (``--api-key V``, ``--token=V``, ``OPENAI_API_KEY=…``); a private key printed on stderr is hidden line by line.
-:func:`mcp_teach.wire.tap_recording.load_tap` opens the file as a ``Capture``.
+:func:`mcp_teach.wire.host_tap_recording.load_tap` opens the file as a ``Capture``.
 
 Standard library only (plus the course's standard-library modules): a host starts this per connection.
 """
@@ -23,9 +23,9 @@ import json
 import sys
 from pathlib import Path
 
+from mcp_teach.wire.host_tap_writer import TapWriter
 from mcp_teach.wire.redact import PEM_BEGIN, PEM_END, REDACTED, redact_argv, redact_json, redact_text
-from mcp_teach.wire.stdio_tap import Stream, run_tap
-from mcp_teach.wire.tap_writer import TapWriter
+from mcp_teach.wire.stdio_bytes import Stream, run_tap
 
 #: The relay's pipe names as the directions a ``Capture`` uses.
 DIRECTIONS = {"stdin": "client->server", "stdout": "server->client"}
