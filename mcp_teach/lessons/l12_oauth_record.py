@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -31,37 +30,6 @@ from mcp_teach.wire.redact import (
 )
 
 
-@dataclass
-class RawExchange:
-    """One HTTP exchange exactly as sent and received, credentials included: never shown, only sanitized."""
-
-    method: str
-    url: str
-    request_headers: list[tuple[str, str]]
-    request_body: str
-    status: int | None
-    response_headers: list[tuple[str, str]]
-    response_body: str
-
-    @classmethod
-    def of(cls, exchange: HttpExchange) -> RawExchange:
-        return cls(
-            exchange.method,
-            exchange.target,
-            list(exchange.request_headers.items()),
-            exchange.request_body,
-            exchange.status,
-            list(exchange.response_headers.items()),
-            exchange.response_body,
-        )
-
-    def request_header(self, name: str) -> str | None:
-        return next((value for key, value in self.request_headers if key == name), None)
-
-    def response_header(self, name: str) -> str | None:
-        return next((value for key, value in self.response_headers if key == name), None)
-
-
 class RecordingTransport(RecordingHTTPTransport):
     """The wire recorder, unredacted: :attr:`exchanges` is every exchange so far, in order."""
 
@@ -70,8 +38,8 @@ class RecordingTransport(RecordingHTTPTransport):
         super().__init__(self.recorded.append, redact=False)
 
     @property
-    def exchanges(self) -> list[RawExchange]:
-        return [RawExchange.of(exchange) for exchange in self.recorded]
+    def exchanges(self) -> list[HttpExchange]:
+        return list(self.recorded)
 
     def client_factory(self) -> Callable[..., httpx2.AsyncClient]:
         """An ``httpx_client_factory`` for fastmcp's HTTP transport whose clients send through this recorder."""
@@ -136,22 +104,22 @@ class Sanitizer:
             for item in value:
                 self._learn_json(item)
 
-    def learn(self, exchange: RawExchange) -> None:
-        authorization = exchange.request_header("authorization")
+    def learn(self, exchange: HttpExchange) -> None:
+        authorization = exchange.request_headers.get("authorization")
         if authorization and " " in authorization:
             scheme, credential = authorization.split(" ", 1)
             name = "access_token" if scheme.lower() == "bearer" else "client_credentials"
             self.secrets.setdefault(credential, oauth_placeholder(name))
-        for name, value in query_pairs(urlsplit(exchange.url).query):
+        for name, value in query_pairs(urlsplit(exchange.target).query):
             self._learn_pair(name, value)
-        if (exchange.request_header("content-type") or "").startswith("application/x-www-form-urlencoded"):
+        if (exchange.request_headers.get("content-type") or "").startswith("application/x-www-form-urlencoded"):
             for name, value in query_pairs(exchange.request_body):
                 self._learn_pair(name, value)
         self._learn_json(parse_json(exchange.request_body))
         self._learn_json(parse_json(exchange.response_body))
-        for name, value in query_pairs(urlsplit(exchange.response_header("location") or "").query):
+        for name, value in query_pairs(urlsplit(exchange.response_headers.get("location") or "").query):
             self._learn_pair(name, value)
-        for header in (exchange.request_header("mcp-session-id"), exchange.response_header("mcp-session-id")):
+        for header in (exchange.request_headers.get("mcp-session-id"), exchange.response_headers.get("mcp-session-id")):
             if header:
                 self._run_values.setdefault(header, "<session-id>")
 

@@ -14,7 +14,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mcp_teach.display.show import table
-from mcp_teach.lessons.l12_oauth_record import RawExchange, Sanitizer, parse_json, query_pairs
+from mcp_teach.lessons.l12_oauth_record import Sanitizer, parse_json, query_pairs
+from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.plain_text import PlainText
 from mcp_teach.wire.redact import oauth_placeholder, redact_url
 
@@ -38,12 +39,12 @@ def _jsonrpc_method(body: str) -> str | None:
     return message.get("method") if isinstance(message, dict) else None
 
 
-def step_name(exchange: RawExchange) -> str:
+def step_name(exchange: HttpExchange) -> str:
     """What an exchange is in the OAuth flow, from its method, path and body."""
-    path = urlsplit(exchange.url).path
+    path = urlsplit(exchange.target).path
     if path == MCP_PATH:
         what = _jsonrpc_method(exchange.request_body) or exchange.method
-        return f"MCP {what}, {'with' if exchange.request_header('authorization') else 'no'} token"
+        return f"MCP {what}, {'with' if exchange.request_headers.get('authorization') else 'no'} token"
     if path.startswith("/.well-known/oauth-protected-resource"):
         return "protected resource metadata (RFC 9728)"
     if path.startswith("/.well-known/oauth-authorization-server"):
@@ -61,7 +62,7 @@ def step_name(exchange: RawExchange) -> str:
 
 
 @dataclass(frozen=True, repr=False)
-class Exchange(PlainText):
+class OAuthStep(PlainText):
     """One HTTP exchange of the flow, safe to show: credentials redacted, run-specific values replaced."""
 
     number: int
@@ -75,20 +76,22 @@ class Exchange(PlainText):
     response_body: str
 
     @classmethod
-    def of(cls, number: int, raw: RawExchange, sanitizer: Sanitizer) -> Exchange:
-        def headers(pairs: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
-            return tuple((name, sanitizer.header(name, value)) for name, value in pairs if name not in HIDDEN_HEADERS)
+    def of(cls, number: int, raw: HttpExchange, sanitizer: Sanitizer) -> OAuthStep:
+        def headers(pairs: dict[str, str]) -> tuple[tuple[str, str], ...]:
+            return tuple(
+                (name, sanitizer.header(name, value)) for name, value in pairs.items() if name not in HIDDEN_HEADERS
+            )
 
         return cls(
             number,
             step_name(raw),
             raw.method,
-            redact_url(sanitizer.text(raw.url), mask=oauth_placeholder),
+            redact_url(sanitizer.text(raw.target), mask=oauth_placeholder),
             headers(raw.request_headers),
-            sanitizer.body(raw.request_body, raw.request_header("content-type") or ""),
+            sanitizer.body(raw.request_body, raw.request_headers.get("content-type", "")),
             raw.status,
             headers(raw.response_headers),
-            sanitizer.body(raw.response_body, raw.response_header("content-type") or ""),
+            sanitizer.body(raw.response_body, raw.response_headers.get("content-type", "")),
         )
 
     def header(self, name: str) -> str | None:
@@ -114,7 +117,7 @@ class Exchange(PlainText):
         return "\n".join(lines)
 
 
-def _summary(exchange: Exchange) -> str:
+def _summary(exchange: OAuthStep) -> str:
     """The one fact of an exchange a lesson points at, for :meth:`OAuthFlow.table`."""
     body = exchange.json if isinstance(exchange.json, dict) else {}
     if exchange.status == 401 or exchange.status == 403:
@@ -143,29 +146,29 @@ class OAuthFlow(PlainText):
     that prove the views leak none of them: never display them.
     """
 
-    exchanges: list[Exchange]
+    exchanges: list[OAuthStep]
     answer: str
-    unredacted: list[RawExchange] = field(default_factory=list)
+    unredacted: list[HttpExchange] = field(default_factory=list)
     secrets: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_raw(cls, raw: list[RawExchange], port: int, answer: str = "") -> OAuthFlow:
+    def from_raw(cls, raw: list[HttpExchange], port: int, answer: str = "") -> OAuthFlow:
         sanitizer = Sanitizer(port)
         for exchange in raw:
             sanitizer.learn(exchange)
-        exchanges = [Exchange.of(number, exchange, sanitizer) for number, exchange in enumerate(raw, start=1)]
+        exchanges = [OAuthStep.of(number, exchange, sanitizer) for number, exchange in enumerate(raw, start=1)]
         return cls(exchanges, sanitizer.text(answer), list(raw), dict(sanitizer.secrets))
 
-    def __getitem__(self, index: int) -> Exchange:
+    def __getitem__(self, index: int) -> OAuthStep:
         return self.exchanges[index]
 
     def __len__(self) -> int:
         return len(self.exchanges)
 
-    def __iter__(self) -> Iterator[Exchange]:
+    def __iter__(self) -> Iterator[OAuthStep]:
         return iter(self.exchanges)
 
-    def first(self, path: str) -> Exchange:
+    def first(self, path: str) -> OAuthStep:
         """The first exchange whose URL path starts with ``path`` (``"/token"``, ``"/.well-known/oauth-pro"``)."""
         for exchange in self.exchanges:
             if urlsplit(exchange.url).path.startswith(path):

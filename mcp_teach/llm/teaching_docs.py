@@ -83,8 +83,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[\"'])")
 
 
-class Exchange(Protocol):
-    """A tool call made since the question (:class:`mcp_teach.llm.teaching_model.Exchange`)."""
+class PastToolCall(Protocol):
+    """A tool call made since the question (:class:`mcp_teach.llm.teaching_model.PastToolCall`)."""
 
     name: str
     arguments: Mapping[str, Any]
@@ -306,7 +306,7 @@ def content_text(content: Any) -> str:
     return wrapped if isinstance(wrapped, str) else content
 
 
-def _read_document(exchange: Exchange, reader: Tool) -> Document:
+def _read_document(exchange: PastToolCall, reader: Tool) -> Document:
     source = exchange.arguments.get(_string_parameter(reader))
     return Document(str(source) if source is not None else reader.name, content_text(exchange.content))
 
@@ -321,7 +321,7 @@ NO_NUMBER = {
 
 
 def found_number(
-    question: str, documents: Sequence[Document], exchanges: Sequence[Exchange], tools: Sequence[Tool]
+    question: str, documents: Sequence[Document], exchanges: Sequence[PastToolCall], tools: Sequence[Tool]
 ) -> float | None:
     """Rule 3: the first lone number in the sentence that answers ``question`` (from the documents in the
     conversation and those the reader tool returned); ``None`` if there is no such sentence or number."""
@@ -337,7 +337,11 @@ def found_number(
 
 
 def respond(
-    question: str, documents: Sequence[Document], exchanges: Sequence[Exchange], tools: Sequence[Tool], chinese: bool
+    question: str,
+    documents: Sequence[Document],
+    exchanges: Sequence[PastToolCall],
+    tools: Sequence[Tool],
+    chinese: bool,
 ) -> str | tuple[str, dict[str, Any]] | None:
     """Rules 1 and 2: the answer's text, or one tool call ``(name, arguments)``, or ``None`` (neither applies)."""
     if not terms(question) and not asks_for_summary(question):

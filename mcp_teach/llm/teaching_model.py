@@ -130,7 +130,7 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class Exchange:
+class PastToolCall:
     """A tool call made after the question, and the content of the ``tool`` message that answered it."""
 
     name: str
@@ -169,7 +169,7 @@ def _message_text(content: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[docs.Document], list[Exchange]]:
+def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[docs.Document], list[PastToolCall]]:
     """The question, the documents in the messages, and the tool calls made since the last user message (in call
     order) with their results."""
     documents: list[docs.Document] = []
@@ -197,7 +197,7 @@ def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[docs.Docume
             function = call.get("function") if isinstance(call, Mapping) else None
             if isinstance(function, Mapping):
                 content = results.get(str(call.get("id")), NO_RESULT)
-                exchanges.append(Exchange(str(function.get("name")), content, _call_arguments(function)))
+                exchanges.append(PastToolCall(str(function.get("name")), content, _call_arguments(function)))
     return question, documents, exchanges
 
 
@@ -222,7 +222,7 @@ _PRONOUN = re.compile(r"\b(?:that number|that|it)\b", flags=re.IGNORECASE)
 
 
 def _lookup_then_compute(
-    question: str, exchanges: list[Exchange], tools: list[Tool], documents: list[docs.Document], chinese: bool
+    question: str, exchanges: list[PastToolCall], tools: list[Tool], documents: list[docs.Document], chinese: bool
 ) -> Reply | None:
     """Rule g of the module docstring; ``None`` if the question is not of its form."""
     match = _LOOKUP_THEN.match(question.strip())
@@ -252,7 +252,7 @@ def _lookup_then_compute(
 
 def _respond(
     question: str,
-    exchanges: list[Exchange],
+    exchanges: list[PastToolCall],
     tools: list[Tool],
     tool_choice: Any,
     documents: list[docs.Document] | None = None,
@@ -362,7 +362,7 @@ def _uses(expr: Expr, operation: str) -> bool:
 # --- Replaying the calls made so far -----------------------------------------------------------------------------
 
 
-def _replay(plan: Plan, exchanges: list[Exchange], chinese: bool) -> Reply:
+def _replay(plan: Plan, exchanges: list[PastToolCall], chinese: bool) -> Reply:
     """Match the calls made with the plan; then report a failure, call the next steps, or answer."""
     order = plan.call_order()
     made = list(zip(exchanges, order[: len(exchanges)], strict=False))
@@ -455,7 +455,7 @@ def _returned(plan: Plan, index: int, outcomes: dict[int, Outcome], chinese: boo
     return text.say("returned", chinese, tool=plan.steps[index].tool.name, text=outcomes[index].shown())
 
 
-def _summary(exchanges: list[Exchange], chinese: bool) -> Reply:
+def _summary(exchanges: list[PastToolCall], chinese: bool) -> Reply:
     """Calls that are not this plan's (another model made them, or the history was edited): report them."""
     results = ("；" if chinese else "; ").join(f"{ex.name}: {read_result(ex.content).shown()}" for ex in exchanges)
     return Reply(text.say("summary", chinese, results=results))
