@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_teach.display.show import MessagesView, show_trace, table
-from mcp_teach.llm.trace import ACTORS, Trace, TraceEvent
+from mcp_teach.llm.trace import ACTORS, Trace, TraceEvent, short
 
 #: The phase names :func:`phases` gives, in loop order, with what happens in each.
 PHASES: dict[str, str] = {
@@ -106,11 +106,6 @@ class Diagram:
         printer.text(self.text)
 
 
-def _shorten(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def diagram(trace: Trace, *, lane_width: int = 10, label_width: int = 60) -> Diagram:
     """One line per event, one lane per actor (user, client, llm, server), an arrow from sender to receiver.
 
@@ -135,7 +130,7 @@ def diagram(trace: Trace, *, lane_width: int = 10, label_width: int = 60) -> Dia
             row[end - 1] = ">"
         else:
             row[end + 1] = "<"
-        label = _shorten(event.label, label_width)
+        label = short(" ".join(event.label.split()), label_width)
         lines.append(f"{'#' + str(number):>{number_width}}  {phase:{phase_width}}  {''.join(row)}  {label}")
     return Diagram("\n".join(line.rstrip() for line in lines))
 
@@ -203,10 +198,6 @@ def tool_call_exchanges(trace: Trace) -> list[ToolCallExchange]:
     return exchanges
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
 def tool_call_table(trace: Trace) -> Any:
     """Decision -> execution: each ``tool_call`` next to the ``tools/call`` request made from it."""
     rows = []
@@ -218,9 +209,9 @@ def tool_call_table(trace: Trace) -> Any:
                 exchange.round,
                 call.get("id"),
                 call["function"].get("name"),
-                _json(call["function"].get("arguments")),
+                json.dumps(call["function"].get("arguments"), ensure_ascii=False),
                 request.get("id", "(not sent)"),
-                _json(params["arguments"]) if "arguments" in params else "",
+                json.dumps(params["arguments"], ensure_ascii=False) if "arguments" in params else "",
             ]
         )
     header = ["round", "tool_call id", "function.name = params.name", "function.arguments (a string)"]
