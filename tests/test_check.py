@@ -1,0 +1,29 @@
+"""mcp_teach.exercises.check: a failed check shows expected / found / hint, and not the checker's traceback."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from mcp_teach.exercises.check import Checker, ExerciseFailed
+
+FAILING_CELL = 'Checker("01.3").equal(3, 2, "the number of requests", hint="a request has an id")'
+
+
+def test_the_message_names_what_was_expected_and_found() -> None:
+    with pytest.raises(ExerciseFailed) as failed:
+        Checker("01.3").equal(3, 2, "the number of requests", hint="a request has an id")
+    assert str(failed.value) == (
+        "Exercise 01.3 — the number of requests: expected 2, found 3. Hint: a request has an id"
+    )
+
+
+def test_a_notebook_shows_the_feedback_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    shell = InteractiveShell.instance()
+    shell.run_cell("from mcp_teach.exercises.check import Checker")
+    result = shell.run_cell(FAILING_CELL)
+    shown = capsys.readouterr().out
+    assert isinstance(result.error_in_exec, ExerciseFailed)  # still an error: nbgrader scores it 0
+    assert "Exercise 01.3 — the number of requests" in shown
+    assert "expected: 2" in shown and "found:    3" in shown and "hint:     a request has an id" in shown
+    assert "Traceback" not in shown and "check.py" not in shown  # no frames into the package
