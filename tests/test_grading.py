@@ -196,7 +196,13 @@ def test_ctrl_c_stops_grading_and_the_kernel(tmp_path):
     notebook.cells[3:3] = [new_code_cell("import time\ntime.sleep(120)")]
     write(notebook, tmp_path / "01_demo.ipynb")
     grader = subprocess.Popen(
-        [MCP_TEACH, "grade", str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [MCP_TEACH, "grade", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # As in a terminal's foreground: a run started in the background (nohup ... &) ignores SIGINT, and its
+        # children inherit that, so Python would install no KeyboardInterrupt handler in the grader.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     started = tmp_path / "started"
     deadline = time.monotonic() + 60
