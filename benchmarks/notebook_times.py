@@ -13,10 +13,14 @@ Budget, in **reference units**: the machines this runs on are shared and their s
 to the next, so every budget is stated in the time of a reference task measured in the same run: spawning a plain
 fastmcp stdio server with one ``add`` tool (``python -c``, nothing of this package) and getting the result of the
 first ``tools/call`` (median of three, measured before and after the lessons; the report uses the median of the
-six). Budget: a lesson's cells take <= 5 units on average (the latency lab left out), the latency lab <= 16 units,
-and no cell outside the latency lab more than 1 unit. On an idle machine here the reference takes 1.4-1.5 s, so 5
-units are about 7 s, a cell may take about 1.5 s: a cell that starts a stdio server when its lesson is not about
-starting one costs most of a unit. Exit code: 2 if a cell failed (error, timeout, dead kernel), else 1 with
+six). Budget: a lesson's cells take <= 5 units on average (the latency lab left out), the latency lab <= 24 units,
+and no cell outside the latency lab more than 2.5 units. Why these: the reference is itself one stdio server
+started and called, and lessons about stdio must start servers, so a cell that starts one costs a unit and a half
+with the work around it; 2.5 units let a cell start one stdio server beside two in-process ones (lesson 05 runs the
+same calls on three transports) but not three stdio servers. The lab times fixed numbers of samples and starts
+fresh processes on purpose: on an idle machine here (reference 1.1 s) it took 23 s, 21 units. A cell that starts a
+stdio server when its lesson is not about starting one is the first thing to cut.
+Exit code: 2 if a cell failed (error, timeout, dead kernel), else 1 with
 ``--check`` if the budget is exceeded, else 0.
 
     python benchmarks/notebook_times.py [--check] [NOTEBOOK ...]
@@ -47,8 +51,8 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSONS = "[0-9][0-9]_*.ipynb"  # top-level lessons only: notebooks/solutions/ is run by naming its files
 LATENCY_LAB_MARK = "latency"  # the latency lab is the lesson whose file name contains this
 MEAN_BUDGET = 5.0  # reference units of cells per lesson, mean over the lessons other than the latency lab
-LATENCY_LAB_BUDGET = 16.0  # reference units of cells in the latency lab
-CELL_BUDGET = 1.0  # reference units for any one cell outside the latency lab
+LATENCY_LAB_BUDGET = 24.0  # reference units of cells in the latency lab
+CELL_BUDGET = 2.5  # reference units for any one cell outside the latency lab
 REFERENCE_RUNS = 3  # reference measurements before the lessons, and again after them
 REFERENCE_SERVER = """
 from fastmcp import FastMCP
@@ -293,7 +297,7 @@ def report(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
         f"reference unit: {unit:.2f} s (a plain fastmcp stdio server, spawn to first tools/call result)",
         f"budget: cells <= {MEAN_BUDGET:g} units per lesson on average ({MEAN_BUDGET * unit:.1f} s),"
         f" latency lab <= {LATENCY_LAB_BUDGET:g} units ({LATENCY_LAB_BUDGET * unit:.1f} s),"
-        f" no other cell > {CELL_BUDGET:g} unit ({CELL_BUDGET * unit:.1f} s)",
+        f" no other cell > {CELL_BUDGET:g} units ({CELL_BUDGET * unit:.1f} s)",
     ]
     breaches = budget_breaches([lesson for lesson in lessons if not lesson.failure], unit)
     lines += [f"  OVER  {breach}" for breach in breaches] or ["  ok"]

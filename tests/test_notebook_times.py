@@ -42,9 +42,9 @@ def test_within_budget(times) -> None:
 def test_budgets_are_multiples_of_the_reference_unit(times) -> None:
     lessons = [lesson(times, "00_setup", 1.9, 1.9, 1.9)]
     assert times.budget_breaches(lessons, UNIT) == []
-    assert times.budget_breaches(lessons, 1.0) == [
-        "mean over 1 lesson (latency lab left out): 5.70 units of cells > 5",
-        *(f"00_setup cell {n}: 1.90 units > 1  step_{n}()" for n in range(3)),
+    assert times.budget_breaches(lessons, 0.5) == [
+        "mean over 1 lesson (latency lab left out): 11.40 units of cells > 5",
+        *(f"00_setup cell {n}: 3.80 units > 2.5  step_{n}()" for n in range(3)),
     ]
     assert "reference unit: 2.00 s" in "\n".join(times.report(lessons, UNIT))
 
@@ -62,23 +62,23 @@ def test_mean_rule_allows_one_long_lesson_when_the_others_are_short(times) -> No
 
 
 def test_latency_lab_is_left_out_of_the_mean_and_may_have_slow_cells(times) -> None:
-    lab = lesson(times, "06_latency_lab", *[8.0] * 4)  # 32 s = 16 units, cells of 8 s
+    lab = lesson(times, "06_latency_lab", *[8.0] * 6)  # 48 s = 24 units, cells of 8 s
     short = lesson(times, "05_transports", 1.0, 1.0)
     assert times.is_latency_lab("06_latency_lab") and not times.is_latency_lab("05_transports")
     assert times.lesson_mean([lab, short]) == 2.0
     assert times.budget_breaches([lab, short], UNIT) == []
     lab.cells.append(times.CellTiming(5, 1.0, "one_more()"))
-    assert times.budget_breaches([lab, short], UNIT) == ["06_latency_lab (latency lab): 16.50 units of cells > 16"]
+    assert times.budget_breaches([lab, short], UNIT) == ["06_latency_lab (latency lab): 24.50 units of cells > 24"]
     assert "mean over 1 lesson (latency lab 06_latency_lab left out): 2.0 s of cells" in times.report(
         [lab, short], UNIT
     )
 
 
-def test_no_cell_outside_the_latency_lab_over_one_unit(times) -> None:
-    lessons = [lesson(times, "02_tools_list", 0.5, 2.02, 0.5), lesson(times, "03_tools_call", 3.0)]
+def test_no_cell_outside_the_latency_lab_over_two_and_a_half_units(times) -> None:
+    lessons = [lesson(times, "02_tools_list", 0.5, 5.02, 0.5), lesson(times, "03_tools_call", 6.0)]
     assert times.budget_breaches(lessons, UNIT) == [
-        "02_tools_list cell 1: 1.01 units > 1  step_1()",
-        "03_tools_call cell 0: 1.50 units > 1  step_0()",
+        "02_tools_list cell 1: 2.51 units > 2.5  step_1()",
+        "03_tools_call cell 0: 3.00 units > 2.5  step_0()",
     ]
 
 
