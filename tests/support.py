@@ -27,6 +27,18 @@ CONNECTION_MODES = [
 CONNECTION_MODE_IDS = [f"{connection}-{mode}" for connection, mode in CONNECTION_MODES]
 
 
+def initialize(version: str, request_id: int = 1) -> dict:
+    """A hand-written 2025-11-25 ``initialize`` request proposing ``version``."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+
+
+def discover(version: str, request_id: int = 1) -> dict:
+    """A hand-written 2026-07-28 ``server/discover`` request for ``version``, with the required envelope."""
+    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "server/discover", "params": {"_meta": meta}}
+
+
 def refuses_connections(port: int) -> bool:
     """True if nothing listens on 127.0.0.1:``port`` any more."""
     try:

@@ -6,6 +6,7 @@ import copy
 from collections import Counter
 
 import pytest
+from support import discover, initialize
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises import ExerciseFailed, ExerciseNotAttempted, check
@@ -22,16 +23,6 @@ ANSWERS = {
     "01.3": ("my_version", "raw", "negotiated"),
     "01.4": ("discover_server", "envelope_error", "fixed_reply"),
 }
-
-
-def initialize(version: str, request_id: int = 1) -> dict:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
-
-
-def discover(version: str, request_id: int = 1) -> dict:
-    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "server/discover", "params": {"_meta": meta}}
 
 
 def classify(message: dict) -> str:

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from support import discover, initialize
 
 from mcp_teach.wire.raw_memory import RawMemoryServer
 from mcp_teach.wire.raw_stdio import RawStdioServer
-
-
-def initialize(version: str, request_id: int = 1) -> dict:
-    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
-
-
-def discover(version: str, request_id: int = 1) -> dict:
-    meta = {"io.modelcontextprotocol/protocolVersion": version, "io.modelcontextprotocol/clientCapabilities": {}}
-    return {"jsonrpc": "2.0", "id": request_id, "method": "server/discover", "params": {"_meta": meta}}
-
 
 #: One connection's worth: a refused version, an accepted one, initialize on a modern connection, a broken line.
 MODERN_CONNECTION = [discover("2099-01-01"), discover("2026-07-28", 2), initialize("2025-11-25", 3), "{not json"]

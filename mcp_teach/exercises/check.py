@@ -81,6 +81,10 @@ class Checker:
         if not condition:
             self.fail(what, expected, "something else" if found is None else _shown(found), hint)
 
+    def function(self, value: Any, what: str, *, expected: str = "a function", hint: str | None = None) -> None:
+        """``value`` can be called: the answer is a function (or another callable) the check will run."""
+        self.true(callable(value), what, expected=expected, found=value, hint=hint)
+
     def contains(self, container: Container[Any], item: Any, what: str, *, hint: str | None = None) -> None:
         """``item in container``."""
         if item not in container:

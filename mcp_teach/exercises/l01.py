@@ -121,7 +121,7 @@ def handshake_over_http(check: Checker, http_capture: Any, session_header: Any) 
 @exercise("01.2", answers=("classify", "legacy_counts", "modern_counts"))
 def count_and_classify(check: Checker, classify: Any, legacy_counts: Any, modern_counts: Any) -> None:
     """Tell requests, responses and notifications apart by their members, then count both captures."""
-    check.true(callable(classify), "classify", expected="a function", found=classify, hint="def classify(message): ...")
+    check.function(classify, "classify", hint="def classify(message): ...")
     examples = [
         ({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}, "request", "a request has a 'method' and an 'id'"),
         (

@@ -65,8 +65,12 @@ async def _gate(gated_call: Any) -> list[tuple[Any, list[str]]]:
 
 @exercise("04.1", answers=("gated_call", "gated"))
 def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> None:
-    check.true(callable(gated_call), "gated_call", expected="an async function (mcp, call)", found=gated_call,
-               hint="async def gated_call(mcp: Client, call: ToolCall) -> tuple[str, bool]: ...")  # fmt: skip
+    check.function(
+        gated_call,
+        "gated_call",
+        expected="an async function (mcp, call)",
+        hint="async def gated_call(mcp: Client, call: ToolCall) -> tuple[str, bool]: ...",
+    )
     (allowed, allowed_sent), *refused = run_sync(_gate(gated_call))
     check.equal(allowed, ("3.0", False), "gated_call(client, calculator_add with a=1, b=2)",
                 hint="an allowed call is run as it is: return what call_tool returns for it")  # fmt: skip
@@ -177,8 +181,12 @@ async def _prompt_tokens() -> list[int]:
 
 @exercise("04.3", answers=("budget_loop",))
 def a_token_budget(check: Checker, budget_loop: Any) -> None:
-    check.true(callable(budget_loop), "budget_loop", expected="an async function", found=budget_loop,
-               hint="async def budget_loop(question, mcp, llm, *, model, token_budget) -> LoopResult: ...")  # fmt: skip
+    check.function(
+        budget_loop,
+        "budget_loop",
+        expected="an async function",
+        hint="async def budget_loop(question, mcp, llm, *, model, token_budget) -> LoopResult: ...",
+    )
     tokens = run_sync(_prompt_tokens())  # e.g. [349, 410, 471]: the full chain, three rounds
     spent = [sum(tokens[: n + 1]) for n in range(len(tokens))]
     for budget, requests in ((spent[0] - 1, 1), (spent[1] - 1, 2), (spent[-1] * 10, 3)):

@@ -252,12 +252,8 @@ async def _send_forecasts(header_values: dict[str, str]) -> dict[str, str]:
 @exercise("05.3", answers=("header_value",))
 def encode_a_header_value(check: Checker, header_value: Any) -> None:
     """Mcp-Param values encoded as the Value Encoding rules say, and accepted by a real server."""
-    check.true(
-        callable(header_value),
-        "header_value",
-        expected="a function (value: str) -> str",
-        found=header_value,
-        hint="def header_value(value): ...",
+    check.function(
+        header_value, "header_value", expected="a function (value: str) -> str", hint="def header_value(value): ..."
     )
     encoded = {}
     for value in (*PLAIN_VALUES, *ENCODED_VALUES):

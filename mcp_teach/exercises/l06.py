@@ -152,7 +152,7 @@ def larger_result(
     """A ``blob`` tool that returns ``"x" * size``, measured per transport and size; the extra ms of the largest."""
     from fastmcp import FastMCP
 
-    check.true(callable(build_blob_server), "build_blob_server", expected="a function", found=build_blob_server)
+    check.function(build_blob_server, "build_blob_server")
     check.instance(build_blob_server(), FastMCP, "what build_blob_server() returns", hint="return the FastMCP server")
     tools, reply = run_sync(_blob_reply(build_blob_server, 1234))
     check.equal(tools, ["blob"], "the tools of build_blob_server()", hint="one tool, a function named blob")

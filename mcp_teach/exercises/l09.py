@@ -51,12 +51,8 @@ async def _greet_twice(server: FastMCP, mode: str) -> tuple[list[str], Capture]:
 
 @exercise("09.1", answers=("build_greeter",))
 def tool_that_elicits(check: Checker, build_greeter: Any) -> None:
-    check.true(
-        callable(build_greeter),
-        "build_greeter",
-        expected="a function",
-        found=build_greeter,
-        hint="build_greeter is a function that makes a server and returns it",
+    check.function(
+        build_greeter, "build_greeter", hint="build_greeter is a function that makes a server and returns it"
     )
     server = build_greeter()
     check.instance(server, FastMCP, "build_greeter()", hint="return the FastMCP server the function built")
@@ -178,13 +174,7 @@ async def _log_run(server: FastMCP, tool: str, handler: Any, errors: list) -> tu
 
 @exercise("09.3", answers=("build_backup", "keep_errors", "errors"))
 def errors_only(check: Checker, build_backup: Any, keep_errors: Any, errors: Any) -> None:
-    check.true(
-        callable(build_backup),
-        "build_backup",
-        expected="a function",
-        found=build_backup,
-        hint="build_backup makes a server and returns it",
-    )
+    check.function(build_backup, "build_backup", hint="build_backup makes a server and returns it")
     server = build_backup()
     check.instance(server, FastMCP, "build_backup()", hint="return the FastMCP server the function built")
     check.true(

@@ -83,13 +83,7 @@ async def _listed_and_routed() -> tuple[dict[str, list[str]], list[str]]:
 
 @exercise("10.1", answers=("find_clashes",))
 def check_find_clashes(c: Checker, find_clashes: Any) -> None:
-    c.true(
-        callable(find_clashes),
-        "find_clashes",
-        expected="a function",
-        found=find_clashes,
-        hint="def find_clashes(listed): ... return {prefixed name: [servers]}",
-    )
+    c.function(find_clashes, "find_clashes", hint="def find_clashes(listed): ... return {prefixed name: [servers]}")
     listed, offered = run_sync(_listed_and_routed())
     found = find_clashes(listed)
     c.instance(found, dict, "find_clashes(...)", hint="a dict: prefixed name -> the servers that would get it")
@@ -168,13 +162,7 @@ def check_divide_only(c: Checker, divide_only: Any) -> None:
 
 @exercise("10.3", answers=("provider_name",))
 def check_provider_name(c: Checker, provider_name: Any) -> None:
-    c.true(
-        callable(provider_name),
-        "provider_name",
-        expected="a function",
-        found=provider_name,
-        hint="def provider_name(server, tool): ...",
-    )
+    c.function(provider_name, "provider_name", hint="def provider_name(server, tool): ...")
     names = [provider_name(server, tool) for server, tool in NAME_CASES]
     for (server, tool), name in zip(NAME_CASES, names, strict=True):
         c.true(

@@ -45,8 +45,7 @@ async def _mcp_tools() -> list[Any]:
 
 @exercise("11.1", answers=("messages_tools",))
 def check_messages_tools(c: Checker, messages_tools: Any) -> None:
-    c.true(callable(messages_tools), "messages_tools", expected="a function", found=messages_tools,
-           hint="def messages_tools(openai_tools: list[dict]) -> list[dict]: ...")  # fmt: skip
+    c.function(messages_tools, "messages_tools", hint="def messages_tools(openai_tools: list[dict]) -> list[dict]: ...")
     mcp_tools = run_sync(_mcp_tools())
     given = to_openai_tools(mcp_tools)
     found = messages_tools(json.loads(json.dumps(given)))  # a copy: changing the input in place proves nothing
@@ -132,8 +131,12 @@ async def _through(app: Any) -> str:
 
 @exercise("11.3", answers=("rate_limited_app", "rate_limit_message"))
 def check_rate_limited(c: Checker, rate_limited_app: Any, rate_limit_message: Any) -> None:
-    c.true(callable(rate_limited_app), "rate_limited_app", expected="an ASGI app (a Starlette app)",
-           found=rate_limited_app, hint="Starlette(routes=[Route(path, endpoint, methods=[...])])")  # fmt: skip
+    c.function(
+        rate_limited_app,
+        "rate_limited_app",
+        expected="an ASGI app (a Starlette app)",
+        hint="Starlette(routes=[Route(path, endpoint, methods=[...])])",
+    )
     status, body = run_sync(_probe(rate_limited_app))
     c.equal(status, 429, "the HTTP status of POST /v1/chat/completions",
             hint="the path the openai SDK posts to, and the status of a rate limit")  # fmt: skip

@@ -136,11 +136,10 @@ BAD_TITLES = (
 
 @exercise("12.2", answers=("safe_note_path",))
 def no_traversal(check: Checker, safe_note_path: Any) -> None:
-    check.true(
-        callable(safe_note_path),
+    check.function(
+        safe_note_path,
         "safe_note_path",
         expected="a function (folder, title) -> Path",
-        found=safe_note_path,
         hint="def safe_note_path(folder: Path, title: str) -> Path: ...",
     )
     with tempfile.TemporaryDirectory(prefix="mcp-teach-check-12-2-") as base:
@@ -207,11 +206,10 @@ async def _rug_pull() -> tuple[list[Any], list[Any]]:
 
 @exercise("12.3", answers=("changed_tools",))
 def rug_pull_detector(check: Checker, changed_tools: Any) -> None:
-    check.true(
-        callable(changed_tools),
+    check.function(
+        changed_tools,
         "changed_tools",
         expected="a function (before, after) -> list of names",
-        found=changed_tools,
         hint="def changed_tools(before, after): ...",
     )
     before, after = run_sync(_rug_pull())
