@@ -2,7 +2,7 @@
 
 :func:`start_terminal_server` starts ``mcp-teach serve`` and returns once it printed its URL; the server
 runs until :meth:`TerminalServer.stop` (what Ctrl-C in terminal A does), so starting it, using it and
-stopping it can be three steps, one cell each. :func:`start_console` and :func:`stop_console` serve lesson 11 too.
+stopping it can be three steps, one cell each. :func:`start_console` and :class:`TerminalServer` serve lesson 11 too.
 :func:`run_command` runs a command as terminal B would and returns a plain-text transcript.
 """
 
@@ -138,8 +138,9 @@ class TerminalServer(PlainText):
     Forgotten, it is still stopped when this object is collected or the kernel exits.
     """
 
-    def __init__(self, command: Sequence[str], process: subprocess.Popen[bytes], stderr: IO[bytes], banner: str):
-        self.command = shown_command(["mcp-teach", *command[1:]])
+    def __init__(self, command: str, process: subprocess.Popen[bytes], stderr: IO[bytes], banner: str):
+        #: The command as typed (``mcp-teach serve ...``), safe to show.
+        self.command = command
         self.banner = banner
         found = re.search(r"on (http://\S+)", banner)
         self.url = found.group(1) if found else ""
@@ -155,19 +156,12 @@ class TerminalServer(PlainText):
         """Stop the server (Ctrl-C in terminal A) and return terminal A's whole transcript."""
         printed = printed_so_far(self._stderr)
         self._finalizer()
-        return _Transcript(f"$ {self.command}\n{printed.rstrip()}\n^C\n(stopped, exit code {self._process.returncode})")
+        ending = f"^C\n(stopped, exit code {self._process.returncode})"
+        return CommandResult(self.command, f"{printed.rstrip()}\n{ending}", 0)
 
     def text(self) -> str:
         state = "running" if self.running else f"stopped, exit code {self._process.returncode}"
         return f"terminal A: $ {self.command}\n{self.banner}\n({state})"
-
-
-@dataclass(frozen=True, repr=False)
-class _Transcript(PlainText):
-    transcript: str
-
-    def text(self) -> str:
-        return self.transcript
 
 
 def start_terminal_server(transport: str, *, port: int = 0, timeout: float = 30.0) -> TerminalServer:
@@ -178,7 +172,7 @@ def start_terminal_server(transport: str, *, port: int = 0, timeout: float = 30.
     """
     command = [console_script("mcp-teach"), "serve", "--transport", transport, "--port", str(port)]
     process, stderr, printed = start_console(command, SERVING_LINE, timeout=timeout)
-    return TerminalServer(command, process, stderr, printed.splitlines()[0])
+    return TerminalServer(shown_command(["mcp-teach", *command[1:]]), process, stderr, printed.splitlines()[0])
 
 
 @dataclass(frozen=True, repr=False)

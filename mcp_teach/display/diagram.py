@@ -29,11 +29,11 @@ from typing import Any, Literal
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.patches import FancyArrowPatch
 from matplotlib.textpath import TextToPath
 
-from mcp_teach.display.show import ACTOR_COLOURS, COLOURS
-from mcp_teach.llm.trace import Trace
+from mcp_teach.display.show import ACTOR_COLOURS, COLOURS, is_error
+from mcp_teach.llm.trace import ACTORS, Trace
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage, as_capture, message_kind
 
 Style = Literal["request", "response", "notification"]
@@ -41,16 +41,8 @@ Style = Literal["request", "response", "notification"]
 #: Display names of the actors, in lifeline order.
 ACTOR_NAMES = {"user": "user", "client": "client", "llm": "LLM", "server": "server"}
 CAPTURE_ACTORS = ("client", "server")
-TRACE_ACTORS = ("user", "client", "llm", "server")
-#: How each trace event kind is drawn (JSON-RPC messages by their own kind).
-EVENT_STYLES: dict[str, Style] = {
-    "question": "request",
-    "llm-request": "request",
-    "llm-response": "response",
-    "answer": "response",
-}
 LINESTYLES: dict[Style, str] = {"request": "-", "response": "--", "notification": ":"}
-ARROWHEADS: dict[Style, str] = {"request": "-|>", "response": "-|>", "notification": "->"}
+GREY = "#57606a"
 
 # Layout, in inches (the axes' data coordinates are inches, y growing downwards).
 ROW = 0.42
@@ -70,38 +62,39 @@ class Step:
     #: ``request``, ``response``, ``notification``, ``error``, ``invalid`` (JSON-RPC) or a trace event kind
     #: (``question``, ``llm-request``, ``llm-response``, ``answer``).
     kind: str
-    #: How the arrow is drawn: solid ``request``, dashed ``response``, dotted ``notification``.
-    style: Style
     #: The arrow label, e.g. ``#3 tools/call id=2`` or ``#4 result of #3 tools/call``.
     label: str
-    method: str | None
-    id: Any
-    #: The number of the request this message answers, and its method (responses only).
-    answers: int | None
-    answers_method: str | None
-    #: A JSON-RPC error or a result with ``isError: true``.
-    is_error: bool
     #: The JSON the message carried.
     payload: Any
+    method: str | None = None
+    id: Any = None
+    #: The request this message answers, e.g. ``#3 tools/call`` (responses only).
+    answers: str | None = None
+    #: A JSON-RPC error or a result with ``isError: true``.
+    is_error: bool = False
+
+    @property
+    def style(self) -> Style:
+        """How the arrow is drawn: solid ``request`` (or question), dashed ``response`` (or answer), dotted
+        ``notification``."""
+        if self.kind == "notification":
+            return "notification"
+        return "request" if self.kind in ("request", "question", "llm-request") else "response"
+
+    @property
+    def colour(self) -> str:
+        """Red for an error, else the sender's colour."""
+        return COLOURS["error"] if self.is_error else ACTOR_COLOURS.get(self.sender, GREY)
 
 
-def is_error(message: Any) -> bool:
-    """A JSON-RPC error response, or a result with ``isError: true``."""
-    if not isinstance(message, dict):
-        return False
-    result = message.get("result")
-    return "error" in message or (isinstance(result, dict) and result.get("isError") is True)
-
-
-def _jsonrpc_label(number: int, message: dict[str, Any], answers: tuple[int, str] | None) -> str:
-    kind = message_kind(message)
+def _jsonrpc_label(number: int, message: dict[str, Any], kind: str, answers: str | None) -> str:
     if kind == "request":
         return f"#{number} {message['method']} id={message.get('id')}"
     if kind == "notification":
         return f"#{number} {message['method']}"
     if kind == "invalid":
         return f"#{number} invalid message"
-    of = f"of #{answers[0]} {answers[1]}" if answers else f"(id={message.get('id')})"
+    of = f"of {answers}" if answers else f"(id={message.get('id')})"
     if kind == "error":
         code = (message.get("error") or {}).get("code", "")
         return f"#{number} error {code} {of}"
@@ -109,34 +102,14 @@ def _jsonrpc_label(number: int, message: dict[str, Any], answers: tuple[int, str
 
 
 def _jsonrpc_step(number: int, sender: str, receiver: str, message: dict[str, Any], pending: dict) -> Step:
-    """A JSON-RPC message as a step; ``pending`` maps (sender, id) of earlier requests to (number, method)."""
+    """A JSON-RPC message as a step; ``pending`` maps (sender, id) of earlier requests to ``#number method``."""
     kind = message_kind(message)
-    answers = None
-    if kind in ("response", "error"):
-        answers = pending.get((receiver, message.get("id")))
-    elif kind == "request":
-        pending[(sender, message.get("id"))] = (number, message["method"])
-    style: Style = "notification" if kind == "notification" else "request" if kind == "request" else "response"
-    return Step(
-        number=number,
-        sender=sender,
-        receiver=receiver,
-        kind=kind,
-        style=style,
-        label=_jsonrpc_label(number, message, answers),
-        method=message.get("method"),
-        id=message.get("id"),
-        answers=answers[0] if answers else None,
-        answers_method=answers[1] if answers else None,
-        is_error=is_error(message),
-        payload=message,
-    )
-
-
-def _event_label(number: int, kind: str, label: str) -> str:
-    if kind in ("question", "answer"):
-        return f'#{number} "{label}"'
-    return f"#{number} {label}"
+    answers = pending.get((receiver, message.get("id"))) if kind in ("response", "error") else None
+    if kind == "request":
+        pending[(sender, message.get("id"))] = f"#{number} {message['method']}"
+    label = _jsonrpc_label(number, message, kind, answers)
+    method, message_id = message.get("method"), message.get("id")
+    return Step(number, sender, receiver, kind, label, message, method, message_id, answers, is_error(message))
 
 
 def _trace_steps(trace: Trace) -> list[Step]:
@@ -144,23 +117,9 @@ def _trace_steps(trace: Trace) -> list[Step]:
     for number, event in enumerate(trace, start=1):
         if event.kind == "jsonrpc":
             steps.append(_jsonrpc_step(number, event.sender, event.receiver, event.payload, pending))
-            continue
-        steps.append(
-            Step(
-                number=number,
-                sender=event.sender,
-                receiver=event.receiver,
-                kind=event.kind,
-                style=EVENT_STYLES.get(event.kind, "request"),
-                label=_event_label(number, event.kind, event.label),
-                method=None,
-                id=None,
-                answers=None,
-                answers_method=None,
-                is_error=False,
-                payload=event.payload,
-            )
-        )
+        else:
+            quoted = f'"{event.label}"' if event.kind in ("question", "answer") else event.label
+            steps.append(Step(number, event.sender, event.receiver, event.kind, f"#{number} {quoted}", event.payload))
     return steps
 
 
@@ -184,7 +143,7 @@ def sequence_steps(source: Any) -> tuple[tuple[str, ...], list[Step]]:
     """The actors (lifeline order) and the steps of a capture, CaptureTransport, message list or loop trace."""
     trace = _trace_of(source)
     if trace is not None:
-        return TRACE_ACTORS, _trace_steps(trace)
+        return ACTORS, _trace_steps(trace)
     if not isinstance(getattr(source, "capture", source), Capture | WireMessage | list | tuple):
         raise TypeError(f"cannot draw {type(source).__name__}: give a Capture, CaptureTransport, messages or a Trace")
     return CAPTURE_ACTORS, _capture_steps(as_capture(source))
@@ -248,30 +207,14 @@ class SequenceDiagram(Figure):
         return buffer.getvalue()
 
 
-@dataclass(frozen=True)
-class _Band:
-    """Where a long session is summarised: the messages left out."""
-
-    first: int
-    last: int
-
-    @property
-    def count(self) -> int:
-        return self.last - self.first + 1
-
-
-def summarise(steps: list[Step], max_messages: int) -> list[Step | _Band]:
-    """The steps to draw: all of them, or the first and last ones around a band (at most ``max_messages`` steps)."""
+def _rows(steps: list[Step], max_messages: int) -> list[Step | range]:
+    """The steps to draw: all of them, or the first and last ones around the numbers left out (a ``range``)."""
     if max_messages < 2:
         raise ValueError("max_messages must be at least 2 (the first and the last message)")
     if len(steps) <= max_messages:
         return list(steps)
     head, tail = (max_messages + 1) // 2, max_messages // 2
-    return [*steps[:head], _Band(steps[head].number, steps[-tail - 1].number), *steps[-tail:]]
-
-
-def _colour(step: Step) -> str:
-    return COLOURS["error"] if step.is_error else ACTOR_COLOURS.get(step.sender, "#57606a")
+    return [*steps[:head], range(steps[head].number, steps[-tail - 1].number + 1), *steps[-tail:]]
 
 
 def _label_span(step: Step, xs: dict[str, float]) -> tuple[float, float]:
@@ -284,11 +227,11 @@ def _label_span(step: Step, xs: dict[str, float]) -> tuple[float, float]:
 
 
 def _draw_step(axes: Any, step: Step, y: float, xs: dict[str, float]) -> None:
-    colour = _colour(step)
+    colour = step.colour
     arrow = FancyArrowPatch(
         (xs[step.sender], y),
         (xs[step.receiver], y),
-        arrowstyle=ARROWHEADS[step.style],
+        arrowstyle="->" if step.style == "notification" else "-|>",  # a notification's head is open
         mutation_scale=13,
         linestyle=LINESTYLES[step.style],
         linewidth=1.6,
@@ -315,34 +258,23 @@ def _draw_step(axes: Any, step: Step, y: float, xs: dict[str, float]) -> None:
     )
 
 
-def _draw_band(axes: Any, band: _Band, y: float, width: float) -> None:
-    axes.add_patch(
-        Rectangle(
-            (0.25, y - 0.06 - ROW * 0.3),
-            width - 0.5,
-            ROW * 0.6,
-            facecolor="#f6f8fa",
-            edgecolor="#afb8c1",
-            linestyle="--",
-            zorder=5,
-        )
-    )
-    text = f"… {band.count} more messages (#{band.first}–#{band.last}) …"
+def _draw_band(axes: Any, band: range, y: float, width: float) -> None:
     axes.text(
         width / 2,
         y - 0.06,
-        text,
+        f"… {len(band)} more messages (#{band[0]}–#{band[-1]}) …",
         ha="center",
         va="center",
         fontsize=FONT_SIZE,
-        color="#57606a",
+        color=GREY,
         style="italic",
+        bbox={"boxstyle": "square,pad=0.5", "facecolor": "#f6f8fa", "edgecolor": "#afb8c1", "linestyle": "--"},
         zorder=6,
     )
 
 
 def _draw_actor(axes: Any, actor: str, x: float, y: float) -> None:
-    colour = ACTOR_COLOURS.get(actor, "#57606a")
+    colour = ACTOR_COLOURS.get(actor, GREY)
     axes.text(
         x,
         y,
@@ -359,12 +291,11 @@ def _draw_actor(axes: Any, actor: str, x: float, y: float) -> None:
 
 
 def _legend(axes: Any, is_trace: bool) -> None:
+    labels = {"request": "request / question", "response": "response / answer"} if is_trace else {}
     handles = [
-        Line2D([], [], color="#57606a", linestyle="-", label="request" + (" / question" if is_trace else "")),
-        Line2D([], [], color="#57606a", linestyle="--", label="response" + (" / answer" if is_trace else "")),
-        Line2D([], [], color="#57606a", linestyle=":", label="notification"),
-        Line2D([], [], color=COLOURS["error"], linestyle="--", label="error (JSON-RPC error or isError)"),
+        Line2D([], [], color=GREY, linestyle=line, label=labels.get(style, style)) for style, line in LINESTYLES.items()
     ]
+    handles.append(Line2D([], [], color=COLOURS["error"], linestyle="--", label="error (JSON-RPC error or isError)"))
     axes.legend(
         handles=handles,
         loc="lower center",
@@ -388,7 +319,7 @@ def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 
     drawn as ``?`` (see :func:`drawable`).
     """
     actors, steps = sequence_steps(source)
-    rows = summarise(steps, max_messages)
+    rows = _rows(steps, max_messages)
     width = 8.0 if len(actors) == 2 else 11.0
     top = (0.45 if title else 0.1) + 0.4  # title, then the actor boxes
     first_row = top + 0.5
@@ -398,8 +329,7 @@ def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 
 
     figure = SequenceDiagram(figsize=(width, height), dpi=100, facecolor="white")
     axes = figure.add_axes((0, 0, 1, 1))
-    axes.set_xlim(0, width)
-    axes.set_ylim(height, 0)
+    axes.set(xlim=(0, width), ylim=(height, 0))
     axes.set_axis_off()
 
     gap = (width - 2 * MARGIN) / (len(actors) - 1)
@@ -414,11 +344,11 @@ def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 
         axes.text(width / 2, 0.3, drawable(title), ha="center", va="center", fontsize=12, fontweight="bold")
     for index, row in enumerate(rows):
         y = first_row + index * ROW
-        if isinstance(row, _Band):
+        if isinstance(row, range):
             _draw_band(axes, row, y, width)
         else:
             _draw_step(axes, row, y, xs)
     if not rows:
-        axes.text(width / 2, first_row, "(no messages)", ha="center", va="center", fontsize=FONT_SIZE, color="#57606a")
+        axes.text(width / 2, first_row, "(no messages)", ha="center", va="center", fontsize=FONT_SIZE, color=GREY)
     _legend(axes, is_trace=len(actors) > 2)
     return figure

@@ -21,22 +21,15 @@ import ipywidgets as widgets
 
 from mcp_teach.display.diagram import ACTOR_NAMES, Step, sequence_steps
 from mcp_teach.display.glossary import ERROR_CODES, purpose
-from mcp_teach.display.show import ACTOR_COLOURS, COLOURS, Entry, MessagesView, table
+from mcp_teach.display.show import Entry, MessagesView, table
+from mcp_teach.llm.trace import short
 
 HINT = "Step through the messages with Previous / Next or the slider (needs a running kernel)."
 
 
-def _actor(name: str) -> str:
-    return ACTOR_NAMES.get(name, name)
-
-
 def direction(step: Step) -> str:
     """``client → server``."""
-    return f"{_actor(step.sender)} → {_actor(step.receiver)}"
-
-
-def _answers(step: Step) -> str:
-    return f"#{step.answers} {step.answers_method}" if step.answers is not None else ""
+    return f"{ACTOR_NAMES.get(step.sender, step.sender)} → {ACTOR_NAMES.get(step.receiver, step.receiver)}"
 
 
 def _jsonrpc_note(step: Step) -> str:
@@ -47,8 +40,7 @@ def _jsonrpc_note(step: Step) -> str:
     if step.kind == "response":
         if step.is_error:
             return "a tool error: the request itself worked, the tool failed (isError: true); the text says why"
-        answered = f"#{step.answers} {step.answers_method}" if step.answers is not None else "a request"
-        return f"the answer to {answered}: same id, exactly one response per request"
+        return f"the answer to {step.answers or 'a request'}: same id, exactly one response per request"
     if step.kind == "invalid":
         return "not a valid JSON-RPC message: neither request, notification nor response"
     generic = "a request: it has an id, so it expects exactly one response"
@@ -57,26 +49,22 @@ def _jsonrpc_note(step: Step) -> str:
     return purpose(step.method) or generic
 
 
-def _event_note(step: Step) -> str:
-    if step.kind == "question":
-        return "the user's question, plain text: no protocol involved"
-    if step.kind == "llm-request":
-        return "the client sends the whole conversation and the tool definitions to the model (chat completions)"
+#: What each trace event is for (an ``llm-response`` also says whether it asks for tools: see :func:`note`).
+EVENT_NOTES = {
+    "question": "the user's question, plain text: no protocol involved",
+    "llm-request": "the client sends the whole conversation and the tool definitions to the model (chat completions)",
+    "answer": "the client shows the model's answer to the user",
+}
+
+
+def note(step: Step) -> str:
+    """One line on what the message is for."""
     if step.kind == "llm-response":
         message = ((step.payload.get("choices") or [{}])[0]).get("message") or {}
         if message.get("tool_calls"):
             return "the model asks the client to run tools (tool_calls); it runs nothing itself"
         return "the model answers in text: the loop ends"
-    if step.kind == "answer":
-        return "the client shows the model's answer to the user"
-    return ""
-
-
-def note(step: Step) -> str:
-    """One line on what the message is for."""
-    return (
-        _event_note(step) if step.kind in ("question", "llm-request", "llm-response", "answer") else _jsonrpc_note(step)
-    )
+    return EVENT_NOTES.get(step.kind) or _jsonrpc_note(step)
 
 
 def headline(step: Step) -> str:
@@ -87,27 +75,20 @@ def headline(step: Step) -> str:
     if step.id is not None:
         parts.append(f"id={step.id}")
     if step.answers is not None:
-        parts.append(f"answers {_answers(step)}")
+        parts.append(f"answers {step.answers}")
     return " · ".join(parts)
-
-
-def _short(text: str, limit: int = 48) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def summary_table(steps: Sequence[Step]) -> Any:
     """One row per message, like :func:`mcp_teach.display.show.summary` (trace events show their label)."""
     rows = []
     for step in steps:
-        what = step.method or ("" if step.kind in ("response", "error") else _short(step.label.split(" ", 1)[-1]))
-        rows.append([f"#{step.number}", direction(step), step.kind, what, "" if step.id is None else step.id])
-        rows[-1].append(_answers(step))
+        what = step.method or (
+            "" if step.kind in ("response", "error") else short(" ".join(step.label.split()[1:]), 48)
+        )
+        message_id = "" if step.id is None else step.id
+        rows.append([f"#{step.number}", direction(step), step.kind, what, message_id, step.answers or ""])
     return table(("#", "direction", "kind", "method", "id", "answers"), rows)
-
-
-def _colour(step: Step) -> str:
-    return COLOURS["error"] if step.is_error else ACTOR_COLOURS.get(step.sender, "#57606a")
 
 
 class Explorer(widgets.VBox):
@@ -161,11 +142,11 @@ class Explorer(widgets.VBox):
 
     def message_view(self, step: Step, title: str = "the message as JSON") -> MessagesView:
         """One message rendered as ``show`` renders it (HTML and plain text), under ``title``."""
-        return MessagesView([Entry(title, _colour(step), step.payload)], self._fold, self._max_items, None)
+        return MessagesView([Entry(title, step.colour, step.payload)], self._fold, self._max_items, None)
 
     def _header_html(self, step: Step) -> str:
         return (
-            f'<div style="font-family: monospace; border-left: 4px solid {_colour(step)}; padding-left: 8px">'
+            f'<div style="font-family: monospace; border-left: 4px solid {step.colour}; padding-left: 8px">'
             f"<b>{html.escape(headline(step))}</b><br><i>{html.escape(note(step))}</i></div>"
         )
 

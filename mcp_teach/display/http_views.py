@@ -44,7 +44,8 @@ def _message_label(message: Any) -> str:
     return f"{kind} id={message.get('id')}"
 
 
-def _json_or_none(text: str) -> Any:
+def json_or_none(text: str) -> Any:
+    """``text`` as JSON, or None if it is not JSON."""
     try:
         return json.loads(text)
     except ValueError:
@@ -53,7 +54,7 @@ def _json_or_none(text: str) -> Any:
 
 def _sent_messages(exchange: HttpExchange) -> list[Any]:
     """The JSON-RPC message(s) in the request body (none for GET and DELETE)."""
-    message = _json_or_none(exchange.request_body) if exchange.request_body else None
+    message = json_or_none(exchange.request_body)  # None for an empty body too
     return [] if message is None else [message]
 
 
@@ -61,11 +62,9 @@ def _received_messages(exchange: HttpExchange) -> list[Any]:
     """The JSON-RPC messages in the response: a JSON body, or the ``message`` events of an event stream."""
     content_type = exchange.content_type or ""
     if content_type.startswith("text/event-stream"):
-        return [m for e in sse_events(exchange.response_body) if e.event == "message" and (m := _json_or_none(e.data))]
-    if content_type.startswith("application/json") and exchange.response_body:
-        message = _json_or_none(exchange.response_body)
-        return [] if message is None else [message]
-    return []
+        return [m for e in sse_events(exchange.response_body) if e.event == "message" and (m := json_or_none(e.data))]
+    message = json_or_none(exchange.response_body) if content_type.startswith("application/json") else None
+    return [] if message is None else [message]
 
 
 def _http_exchanges(source: Any) -> list[HttpExchange]:
@@ -77,7 +76,8 @@ def _http_exchanges(source: Any) -> list[HttpExchange]:
     return list(source)
 
 
-def _status_line(status: int | None) -> str:
+def status_line(status: int | None) -> str:
+    """``404 Not Found``; ``(no response)`` before one arrived."""
     if status is None:
         return "(no response)"
     try:
@@ -123,12 +123,18 @@ def _parts(exchange: HttpExchange, headers: Sequence[str] | None, width: int | N
     )
     received = ", ".join(_message_label(m) for m in _received_messages(exchange))
     response = _Part(
-        _status_line(exchange.status),
+        status_line(exchange.status),
         _select(exchange.response_headers, headers),
         _body_lines(exchange.response_body, width),
         f"carries {received}" if received else ("empty body" if not exchange.response_body else "no JSON-RPC"),
     )
     return request, response
+
+
+def exchange_lines(first: str, headers: Iterable[tuple[str, str]], body: list[str]) -> list[str]:
+    """One half of an exchange as text: its first line, its headers indented, then its body behind ``│``."""
+    lines = [first, *(f"  {name}: {value}" for name, value in headers)]
+    return [*lines, "  │", *(f"  │ {line}" for line in body)] if body else lines
 
 
 class HttpView(PlainText):
@@ -146,9 +152,6 @@ class HttpView(PlainText):
         self._width = width
         self._title = title
 
-    def _headline(self, number: int, exchange: HttpExchange) -> str:
-        return f"#{number} {exchange.method} {exchange.target} → {_status_line(exchange.status)}"
-
     def text(self) -> str:
         """The plain-text form (what GitHub and nbval compare)."""
         blocks = [f"== {self._title} ==" if self._title else None]
@@ -156,11 +159,7 @@ class HttpView(PlainText):
             request, response = _parts(exchange, self._headers, self._width)
             lines = [f"── HTTP exchange #{number} " + "─" * 40]
             for arrow, part in (("→", request), ("←", response)):
-                lines.append(f"{arrow} {part.first}    [{part.note}]")
-                lines += [f"  {name}: {value}" for name, value in part.headers]
-                if part.body:
-                    lines.append("  │")
-                    lines += [f"  │ {line}" for line in part.body]
+                lines += exchange_lines(f"{arrow} {part.first}    [{part.note}]", part.headers, part.body)
             blocks.append("\n".join(lines))
         if not self._exchanges:
             blocks.append("(no HTTP exchanges)")
@@ -172,10 +171,10 @@ class HttpView(PlainText):
             out.append(f"<p><b>{html.escape(self._title)}</b></p>")
         for number, exchange in self._exchanges:
             request, response = _parts(exchange, self._headers, self._width)
+            headline = f"#{number} {exchange.method} {exchange.target} → {status_line(exchange.status)}"
             out.append(
                 f'<details open style="border-left: 4px solid #8c959f; margin: 6px 0; padding-left: 8px">'
-                f'<summary style="cursor: pointer; font-family: monospace">'
-                f"{html.escape(self._headline(number, exchange))}</summary>"
+                f'<summary style="cursor: pointer; font-family: monospace">{html.escape(headline)}</summary>'
             )
             for part, colour in ((request, COLOURS[CLIENT_TO_SERVER]), (response, COLOURS[SERVER_TO_CLIENT])):
                 head = "".join(

@@ -67,11 +67,6 @@ def json_differences(a: Any, b: Any, path: str = "") -> list[Difference]:
     return []
 
 
-def differing_paths(a: Any, b: Any) -> list[str]:
-    """Just the paths of :func:`json_differences`."""
-    return [difference.path for difference in json_differences(a, b)]
-
-
 def grouped(path: str) -> str:
     """``result.tools.3.title`` -> ``result.tools.*.title``: the same field of every list item is one finding."""
     return re.sub(r"(^|\.)\d+(?=\.|$)", r"\1*", path)
@@ -119,16 +114,12 @@ class CaptureDiff(PlainText):
             if paths is not None
         ]
 
-    def field_differences(self, name: str | None = None) -> list[tuple[DiffRow, Difference]]:
-        """Each differing field of capture ``name`` (default: the second) against the first, with its message."""
-        index = self.names.index(name or self.names[1]) - 1
-        return [(row, difference) for row in self.rows if row.fields for difference in row.fields[index]]
-
     def fields(self, name: str | None = None, *, width: int = 22) -> PlainText:
         """A table of the differing fields with both values (cut to ``width``): a field of every tool is one row
         (``×4``), and a field that differs the same way in several messages is one row naming them all. Where
         every field is inside ``result``, the paths start below it."""
-        found = self.field_differences(name)
+        index = self.names.index(name or self.names[1]) - 1
+        found = [(row, difference) for row in self.rows if row.fields for difference in row.fields[index]]
         prefix = "result." if found and all(d.path.startswith("result.") for _, d in found) else ""
         in_message: dict[tuple[int, str, bool, bool], list[Difference]] = {}
         for row, difference in found:

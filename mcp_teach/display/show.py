@@ -101,7 +101,8 @@ def _capture_headline(number: int, wire: WireMessage, request: WireMessage | Non
     return f"#{number} {ARROWS[wire.direction]}  {text}" + (f" — {note}" if note else "")
 
 
-def _is_error(message: Any) -> bool:
+def is_error(message: Any) -> bool:
+    """A JSON-RPC error response, or a result with ``isError: true``."""
     if not isinstance(message, dict):
         return False
     result = message.get("result")
@@ -178,7 +179,7 @@ def show(
         if methods is not None and method not in methods:
             continue
         answers = capture.messages.index(request) + 1 if request else None
-        colour = COLOURS["error"] if _is_error(wire.message) else COLOURS[wire.direction]
+        colour = COLOURS["error"] if is_error(wire.message) else COLOURS[wire.direction]
         rows.append(Entry(_capture_headline(number, wire, request, answers), colour, wire.message))
     return MessagesView(rows, fold, max_items, title)
 
@@ -200,7 +201,7 @@ def show_trace(
     for number, event in enumerate(trace, start=1):
         if kinds is not None and event.kind not in kinds:
             continue
-        colour = COLOURS["error"] if _is_error(event.payload) else ACTOR_COLOURS[event.sender]
+        colour = COLOURS["error"] if is_error(event.payload) else ACTOR_COLOURS[event.sender]
         entries.append(Entry(f"#{number} {event.sender} → {event.receiver}  {event.label}", colour, event.payload))
     return MessagesView(entries, fold, max_items, title)
 

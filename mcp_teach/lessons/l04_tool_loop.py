@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_teach.display.show import MessagesView, show_trace, table
 from mcp_teach.llm.trace import ACTORS, Trace, TraceEvent, short
+from mcp_teach.wire.plain_text import PlainText
 
 #: The phase names :func:`phases` gives, in loop order, with what happens in each.
 PHASES: dict[str, str] = {
@@ -93,17 +94,14 @@ def show_phase(trace: Trace, *names: str, **options: Any) -> MessagesView:
     return show_trace(marked, kinds=kinds, **options)
 
 
-class Diagram:
+@dataclass(frozen=True, repr=False)
+class Diagram(PlainText):
     """A sequence diagram in plain text (what :func:`diagram` returns); prints as itself in Jupyter."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    lines: str
 
-    def __repr__(self) -> str:
-        return self.text
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text)
+    def text(self) -> str:
+        return self.lines
 
 
 def diagram(trace: Trace, *, lane_width: int = 10, label_width: int = 60) -> Diagram:

@@ -28,10 +28,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from mcp_teach.display.show import table
 from mcp_teach.wire.modern_post import modern_post
+from mcp_teach.wire.plain_text import PlainText
 
 #: How long a demo server may take to start and answer (it imports the mcp SDK: about a second).
 TIMEOUT = 20.0
@@ -150,8 +150,8 @@ def numbered_addresses(lines: list[str]) -> list[str]:
     return [_ADDRESS.sub(label, line) for line in lines]
 
 
-@dataclass(frozen=True)
-class DemoRun:
+@dataclass(frozen=True, repr=False)
+class DemoRun(PlainText):
     """One ``python -m <package>.main`` run: what it listed over MCP and what its modules said."""
 
     variant: str
@@ -167,12 +167,6 @@ class DemoRun:
         rows = [[self.command, ", ".join(self.main_loaded_as), ", ".join(self.listed) or "(none)"]]
         shown = repr(table(["command", "main.py loaded as", "tools/list answers"], rows))
         return f"{self.variant}\n\n{shown}\n\n" + "\n".join(numbered_addresses(self.log))
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        printer.text(self.text())
 
 
 async def _run(root: Path, package: str, variant: str) -> DemoRun:

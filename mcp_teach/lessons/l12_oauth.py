@@ -30,12 +30,12 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import LOOPBACK
-from mcp_teach.lessons.l12_oauth_record import RecordingTransport
 from mcp_teach.lessons.l12_oauth_views import MCP_PATH, OAuthFlow
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import guarded_http_app
 from mcp_teach.transports.in_process import serve_asgi
 from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport, recording_client_factory
 
 #: The scope the lesson's server requires; the 401 challenge names it (2026-07-28, basic/authorization/index,
 #: "Scope Selection Strategy") and the client asks for exactly that.
@@ -171,15 +171,16 @@ async def authorize_and_call(
     server: OAuthServer, tool: str = "calculator_add", arguments: dict[str, Any] | None = None
 ) -> OAuthFlow:
     """Connect a fresh client to ``server``, let the SDK run the OAuth flow, call ``tool``; return the flow."""
-    recorder = RecordingTransport()
-    browser = HeadlessBrowser(recorder)
+    recorded: list[HttpExchange] = []  # unredacted: the views learn the flow's secrets from it, then hide them
+    browser = HeadlessBrowser(RecordingHTTPTransport(recorded.append, redact=False))
     auth = oauth_client_provider(server, browser)
-    transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=recorder.client_factory())
+    factory = recording_client_factory(recorded.append, redact=False)
+    transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=factory)
     async with teaching_client(transport) as client:
         await client.list_tools()  # first, or the client lists tools after the call to check its output schema
         result = await client.call_tool(tool, arguments if arguments is not None else {"a": 2, "b": 3})
     answer = "\n".join(getattr(block, "text", "") for block in result.content)
-    return OAuthFlow.from_raw(recorder.exchanges, server.port, answer)
+    return OAuthFlow.from_raw(recorded, server.port, answer)
 
 
 async def run_oauth_flow(

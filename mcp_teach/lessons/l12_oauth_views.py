@@ -1,23 +1,135 @@
 """Lesson 12's OAuth flow, safe to show: one view per exchange, the flow as a table, the rule behind each step.
 
-Built from what :mod:`.l12_oauth_record` recorded and sanitized: every view is redacted and stable from run to
-run (no ports, times or random ids), so a notebook can print it and nbval compare it.
+The exchanges are recorded unredacted (``RecordingHTTPTransport(..., redact=False)``): the flow's own values must be
+known first, to be hidden wherever they reappear (a code in a ``Location`` header comes back in the token request's
+form). :class:`Sanitizer` learns the credentials (access and refresh tokens, the code, the PKCE ``code_verifier``, a
+client secret, the ``Authorization`` header's credential) and the values that change every run (port, ``state``,
+``code_challenge``, client id, session id), then replaces them everywhere they appear, as written and URL-encoded.
+Every view is redacted and stable from run to run (no ports, times or random ids), so a notebook can print it and
+nbval compare it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import json
+import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http import HTTPStatus
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, quote, urlsplit
 
+from mcp_teach.config import LOOPBACK
+from mcp_teach.display.http_views import exchange_lines, json_or_none, status_line
 from mcp_teach.display.show import table
-from mcp_teach.lessons.l12_oauth_record import Sanitizer, parse_json, query_pairs
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.plain_text import PlainText
-from mcp_teach.wire.redact import oauth_placeholder, redact_url
+from mcp_teach.wire.redact import (
+    is_credential_header,
+    is_secret_field,
+    oauth_placeholder,
+    redact_body,
+    redact_header,
+    redact_json,
+    redact_url,
+)
+
+#: JSON members holding a time (seconds since 1970): shown as ``<issued-at>`` / ``<expires-at>``.
+TIME_FIELDS = {"client_id_issued_at": "<issued-at>", "client_secret_expires_at": "<expires-at>"}
+#: Random values that are not credentials but change every run, by parameter or member name.
+RUN_VALUES = {"state": "<state>", "code_challenge": "<code-challenge>", "client_id": "<client-id>"}
+_PLACEHOLDER = re.compile(r"(?:[A-Za-z]+ )?<[a-z-]+>")
+
+
+def _query_pairs(text: str) -> list[tuple[str, str]]:
+    return parse_qsl(text, keep_blank_values=True)
+
+
+class Sanitizer:
+    """Learns the credentials and run-specific values in a flow's exchanges, then replaces them everywhere.
+
+    :attr:`secrets` maps each real credential to its placeholder: the tests check that none of them is left
+    in any view. Whatever a field is called, :mod:`mcp_teach.wire.redact` redacts it again by name.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.secrets: dict[str, str] = {}
+        self._run_values: dict[str, str] = {
+            f"{LOOPBACK}:{port}": f"{LOOPBACK}:<port>",
+            f"{LOOPBACK}%3A{port}": f"{LOOPBACK}%3A<port>",
+        }
+
+    def _learn_pair(self, name: str, value: str) -> None:
+        if not value:
+            return
+        if is_secret_field(name):
+            self.secrets.setdefault(value, oauth_placeholder(name))
+        elif name in RUN_VALUES and not value.startswith("https://"):
+            self._run_values.setdefault(value, RUN_VALUES[name])
+
+    def _learn_json(self, value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, str):
+                    self._learn_pair(key, item)
+                else:
+                    self._learn_json(item)
+        elif isinstance(value, list):
+            for item in value:
+                self._learn_json(item)
+
+    def learn(self, exchange: HttpExchange) -> None:
+        authorization = exchange.request_headers.get("authorization")
+        if authorization and " " in authorization:
+            scheme, credential = authorization.split(" ", 1)
+            name = "access_token" if scheme.lower() == "bearer" else "client_credentials"
+            self.secrets.setdefault(credential, oauth_placeholder(name))
+        for name, value in _query_pairs(urlsplit(exchange.target).query):
+            self._learn_pair(name, value)
+        if (exchange.request_headers.get("content-type") or "").startswith("application/x-www-form-urlencoded"):
+            for name, value in _query_pairs(exchange.request_body):
+                self._learn_pair(name, value)
+        self._learn_json(json_or_none(exchange.request_body))
+        self._learn_json(json_or_none(exchange.response_body))
+        for name, value in _query_pairs(urlsplit(exchange.response_headers.get("location") or "").query):
+            self._learn_pair(name, value)
+        for header in (exchange.request_headers.get("mcp-session-id"), exchange.response_headers.get("mcp-session-id")):
+            if header:
+                self._run_values.setdefault(header, "<session-id>")
+
+    def text(self, text: str) -> str:
+        """``text`` with every learnt value replaced (as written and URL-encoded), longest first."""
+        replacements = {**self._run_values, **self.secrets}
+        for value in sorted(replacements, key=len, reverse=True):
+            placeholder = replacements[value]
+            text = text.replace(value, placeholder)
+            if (encoded := quote(value, safe="")) != value:
+                text = text.replace(encoded, placeholder)
+        return text
+
+    def json(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self.json(item) for item in value]
+        if isinstance(value, dict):
+            return {
+                key: TIME_FIELDS[key] if key in TIME_FIELDS and item else self.json(item) for key, item in value.items()
+            }
+        return value
+
+    def header(self, name: str, value: str) -> str:
+        """The tap's header rule, after the learnt values: a credential header already a placeholder stays."""
+        value = self.text(value)
+        if is_credential_header(name) and _PLACEHOLDER.fullmatch(value):
+            return value
+        return redact_header(name, value, mask=oauth_placeholder)
+
+    def body(self, text: str, content_type: str) -> str:
+        """The tap's body rule, after the learnt values; JSON indented for reading."""
+        if content_type.startswith("application/json") and (parsed := json_or_none(text)) is not None:
+            return json.dumps(redact_json(self.json(parsed), mask=oauth_placeholder), indent=2, ensure_ascii=False)
+        return redact_body(self.text(text), content_type, mask=oauth_placeholder)
+
 
 MCP_PATH = "/mcp"
 #: Headers left out of every view: they change per run or machine and say nothing about OAuth or MCP.
@@ -26,16 +138,18 @@ HIDDEN_HEADERS = frozenset(
 )
 
 
-def _status_line(status: int | None) -> str:
-    if status is None:
-        return "(no response)"
-    with contextlib.suppress(ValueError):
-        return f"{status} {HTTPStatus(status).phrase}"
-    return str(status)
+#: What a request to each path (or below it) is in the flow.
+STEP_NAMES = {
+    "/.well-known/oauth-protected-resource": "protected resource metadata (RFC 9728)",
+    "/.well-known/oauth-authorization-server": "authorization server metadata (RFC 8414)",
+    "/.well-known/openid-configuration": "OpenID Connect discovery",
+    "/register": "dynamic client registration (RFC 7591)",
+    "/authorize": "authorization request, PKCE (RFC 7636)",
+}
 
 
 def _jsonrpc_method(body: str) -> str | None:
-    message = parse_json(body)
+    message = json_or_none(body)
     return message.get("method") if isinstance(message, dict) else None
 
 
@@ -45,20 +159,11 @@ def step_name(exchange: HttpExchange) -> str:
     if path == MCP_PATH:
         what = _jsonrpc_method(exchange.request_body) or exchange.method
         return f"MCP {what}, {'with' if exchange.request_headers.get('authorization') else 'no'} token"
-    if path.startswith("/.well-known/oauth-protected-resource"):
-        return "protected resource metadata (RFC 9728)"
-    if path.startswith("/.well-known/oauth-authorization-server"):
-        return "authorization server metadata (RFC 8414)"
-    if path.startswith("/.well-known/openid-configuration"):
-        return "OpenID Connect discovery"
-    if path == "/register":
-        return "dynamic client registration (RFC 7591)"
-    if path == "/authorize":
-        return "authorization request, PKCE (RFC 7636)"
     if path == "/token":
-        grant = dict(query_pairs(exchange.request_body)).get("grant_type", "?")
+        grant = dict(_query_pairs(exchange.request_body)).get("grant_type", "?")
         return f"token request ({grant})"
-    return f"{exchange.method} {path}"
+    known = (name for start, name in STEP_NAMES.items() if path == start or path.startswith(f"{start}/"))
+    return next(known, f"{exchange.method} {path}")
 
 
 @dataclass(frozen=True, repr=False)
@@ -101,19 +206,15 @@ class OAuthStep(PlainText):
     @property
     def json(self) -> Any:
         """The response body as JSON (already redacted), or None."""
-        return parse_json(self.response_body)
+        return json_or_none(self.response_body)
 
     def text(self) -> str:
         lines = [f"── #{self.number} {self.step} " + "─" * max(4, 60 - len(self.step))]
         for arrow, first, headers, body in (
             ("→", f"{self.method} {self.url}", self.request_headers, self.request_body),
-            ("←", _status_line(self.status), self.response_headers, self.response_body),
+            ("←", status_line(self.status), self.response_headers, self.response_body),
         ):
-            lines.append(f"{arrow} {first}")
-            lines += [f"  {name}: {value}" for name, value in headers]
-            if body:
-                lines.append("  │")
-                lines += [f"  │ {line}" for line in body.rstrip("\n").splitlines()]
+            lines += exchange_lines(f"{arrow} {first}", headers, body.rstrip("\n").splitlines())
         return "\n".join(lines)
 
 
@@ -142,14 +243,13 @@ class OAuthFlow(PlainText):
     """The exchanges of one OAuth flow in order (``flow[0]`` is the first; ``flow.step(1)`` the same, as numbered).
 
     :attr:`answer` is the tool's text, made safe like the exchanges (the notes server names the OAuth client's
-    per-run id in it). :attr:`unredacted` and :attr:`secrets` hold the real values, for tests
-    that prove the views leak none of them: never display them.
+    per-run id in it). :attr:`secrets` holds the real credentials, for tests that prove the views leak none of
+    them: never display it.
     """
 
     exchanges: list[OAuthStep]
     answer: str
-    unredacted: list[HttpExchange] = field(default_factory=list)
-    secrets: dict[str, str] = field(default_factory=dict)
+    secrets: dict[str, str]
 
     @classmethod
     def from_raw(cls, raw: list[HttpExchange], port: int, answer: str = "") -> OAuthFlow:
@@ -157,7 +257,7 @@ class OAuthFlow(PlainText):
         for exchange in raw:
             sanitizer.learn(exchange)
         exchanges = [OAuthStep.of(number, exchange, sanitizer) for number, exchange in enumerate(raw, start=1)]
-        return cls(exchanges, sanitizer.text(answer), list(raw), dict(sanitizer.secrets))
+        return cls(exchanges, sanitizer.text(answer), dict(sanitizer.secrets))
 
     def __getitem__(self, index: int) -> OAuthStep:
         return self.exchanges[index]

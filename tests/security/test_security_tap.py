@@ -6,6 +6,7 @@ the recording and in the HAR made from it. Recordings are readable by their owne
 
 from __future__ import annotations
 
+import functools
 import json
 import stat
 import subprocess
@@ -19,11 +20,11 @@ from fastmcp.client.transports import StreamableHttpTransport
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l12_oauth import HeadlessBrowser, oauth_client_provider, oauth_server
-from mcp_teach.lessons.l12_oauth_record import RecordingTransport
 from mcp_teach.lessons.l12_oauth_views import OAuthFlow
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.har import to_har, write_har
 from mcp_teach.wire.host_tap_recording import load_tap
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))
@@ -78,16 +79,17 @@ async def _oauth_flow_through_tap(out: Path, cli_server) -> OAuthFlow:
     async with oauth_server() as server:
         tap = cli_server([MCP_TEACH, "tap", "--out", str(out), "--listen", "127.0.0.1:0", "--upstream", server.url])
         tap_port = httpx2.URL(await anyio.to_thread.run_sync(lambda: tap.url)).port
-        recorder = RecordingTransport()  # keeps the unredacted exchanges: where the real secrets come from
-        recorder._inner = _ThroughTap(server.port, tap_port)
+        recorded: list[HttpExchange] = []  # the unredacted exchanges: where the real secrets come from
+        recorder = RecordingHTTPTransport(recorded.append, redact=False, inner=_ThroughTap(server.port, tap_port))
         browser = HeadlessBrowser(recorder)
         auth = oauth_client_provider(server, browser)
-        transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=recorder.client_factory())
+        factory = functools.partial(httpx2.AsyncClient, transport=recorder)
+        transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=factory)
         async with teaching_client(transport) as client:
             assert (await client.call_tool("calculator_add", {"a": 2, "b": 3})).data == 5
         code, _, _ = await anyio.to_thread.run_sync(tap.stop)
         assert code == 0
-        return OAuthFlow.from_raw(recorder.exchanges, server.port)
+        return OAuthFlow.from_raw(recorded, server.port)
 
 
 def test_an_oauth_flow_through_the_http_tap_leaves_no_credential_in_the_recording_or_the_har(tmp_path, run, cli_server):
