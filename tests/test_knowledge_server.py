@@ -28,7 +28,6 @@ from mcp_teach.client import teaching_client
 from mcp_teach.servers import knowledge_base as kb
 from mcp_teach.servers.by_name import SERVER_NAMES, build_server
 from mcp_teach.servers.knowledge import build_knowledge_server
-from mcp_teach.servers.lookup_errors import template_variables
 from mcp_teach.transports.in_process import PLAIN_LOGS, serve_http
 
 PYTHON_M = [sys.executable, "-m", "mcp_teach.serve"]
@@ -70,9 +69,7 @@ def test_top_k_outside_the_range_is_refused_not_clamped(top_k):
         kb.search("tools", top_k)
 
 
-def test_template_variables_and_catalogue():
-    assert template_variables("docs://{doc_id}") == ["doc_id"]
-    assert template_variables("x://{+path}/{?q,page}") == ["path", "q", "page"]
+def test_the_catalogue():
     assert SERVER_NAMES[:2] == ("calculator", "knowledge")
     assert build_server("knowledge").name == "mcp-teach-knowledge"
     with pytest.raises(ValueError, match="choose one of calculator, knowledge"):
@@ -151,6 +148,7 @@ async def use_everything(client) -> dict[str, Any]:
             client.complete(mcp_types.PromptReference(name="x"), {"name": "a", "value": ""})
         ),
         "complete_unknown_argument": await _error(client.complete(prompt_ref, {"name": "tone", "value": ""})),
+        "complete_unknown_variable": await _error(client.complete(template_ref, {"name": "page", "value": ""})),
     }
 
 
@@ -218,6 +216,10 @@ def check_everything(outcome: dict[str, Any], modern: bool) -> None:
     assert outcome["complete_unknown_argument"] == (
         -32602,
         "The prompt summarize_document has no argument 'tone': its arguments are doc_id, style.",
+    )
+    assert outcome["complete_unknown_variable"] == (
+        -32602,
+        "The template docs://{doc_id} has no argument 'page': its arguments are doc_id.",
     )
 
 

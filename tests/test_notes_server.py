@@ -255,7 +255,7 @@ def test_symlinks_in_the_folder_are_never_followed(tmp_path):
     ):
         with pytest.raises(NoteNameError, match="symbolic link"):
             action()
-    assert store.list() == [] and "outside the folder" in secret.read_text()
+    assert store.scan().notes == [] and "outside the folder" in secret.read_text()
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -39,8 +39,6 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -66,11 +64,7 @@ SERVER_INSTRUCTIONS = (
 #: Metres per unit, for ``convert_length``.
 UNITS = {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "in": 0.0254, "ft": 0.3048, "mi": 1609.344}
 #: The notes ``delete_note`` can delete (each server starts with these).
-NOTES = {
-    "groceries": "Milk, bread, coffee.",
-    "ideas": "A lesson on sampling.",
-    "todo": "Write the tests first.",
-}
+NOTES = {"groceries": "Milk, bread, coffee.", "ideas": "A lesson on sampling.", "todo": "Write the tests first."}
 #: The levels ``log_levels`` logs at, lowest first (RFC 5424, as in server/utilities/logging).
 LOG_LEVELS: tuple[mcp_types.LoggingLevel, ...] = ("debug", "info", "notice", "warning", "error")
 #: The name of the tool ``add_shout_tool`` adds.
@@ -96,23 +90,11 @@ def is_modern(ctx: Context) -> bool:
 
 # --- asking the client: one request object, two envelopes ---------------------------------------------------
 
-#: Request -> (the capability the client must declare, its result type, how a fastmcp client declares it).
-_KINDS: dict[type, tuple[mcp_types.ClientCapabilities, type[Any], str]] = {
-    mcp_types.ElicitRequest: (
-        mcp_types.ClientCapabilities(elicitation=mcp_types.ElicitationCapability()),
-        mcp_types.ElicitResult,
-        "elicitation (fastmcp: Client(..., elicitation_handler=...))",
-    ),
-    mcp_types.CreateMessageRequest: (
-        mcp_types.ClientCapabilities(sampling=mcp_types.SamplingCapability()),
-        mcp_types.CreateMessageResult,
-        "sampling (fastmcp: Client(..., sampling_handler=...))",
-    ),
-    mcp_types.ListRootsRequest: (
-        mcp_types.ClientCapabilities(roots=mcp_types.RootsCapability()),
-        mcp_types.ListRootsResult,
-        "roots (fastmcp: Client(..., roots=[...]))",
-    ),
+#: Request -> (the client capability it needs, its result type, how a fastmcp client declares that capability).
+_KINDS: dict[type, tuple[str, type[Any], str]] = {
+    mcp_types.ElicitRequest: ("elicitation", mcp_types.ElicitResult, "Client(..., elicitation_handler=...)"),
+    mcp_types.CreateMessageRequest: ("sampling", mcp_types.CreateMessageResult, "Client(..., sampling_handler=...)"),
+    mcp_types.ListRootsRequest: ("roots", mcp_types.ListRootsResult, "Client(..., roots=[...])"),
 }
 
 
@@ -123,7 +105,8 @@ def answerable(ctx: Context, request: mcp_types.InputRequest) -> type[Any]:
     ``data.requiredCapabilities`` (basic/index), which fastmcp sends as a JSON-RPC error. 2025-11-25 has no such
     code: a tool error. A stateless 2025-11-25 server has no channel for a request of its own: a tool error too.
     """
-    capability, result_type, needs = _KINDS[type(request)]
+    name, result_type, how = _KINDS[type(request)]
+    capability = mcp_types.ClientCapabilities.model_validate({name: {}})
     modern = is_modern(ctx)
     if not modern and not ctx.session.can_send_request:
         raise ToolError(
@@ -131,6 +114,7 @@ def answerable(ctx: Context, request: mcp_types.InputRequest) -> type[Any]:
             "it has no channel for requests of its own. Connect to a server with sessions, or speak 2026-07-28."
         )
     if not ctx.session.check_client_capability(capability):
+        needs = f"{name} (fastmcp: {how})"
         message = f"This tool needs the client to answer {request.method}: the client declared no {needs}."
         if modern:
             data = mcp_types.MissingRequiredClientCapabilityErrorData(required_capabilities=capability)
@@ -242,74 +226,6 @@ async def log_levels(ctx: Context) -> str:
 # --- the tools with state, made per server ------------------------------------------------------------------
 
 
-@dataclass
-class _State:
-    """What one server instance remembers: its notes, its running slow calls, the listen bus."""
-
-    notes: dict[str, str] = field(default_factory=lambda: dict(NOTES))
-    running: dict[str, str] = field(default_factory=dict)  # request id -> tool
-    finished: dict[str, int] = field(default_factory=lambda: {"completed": 0, "cancelled": 0})
-    bus: InMemorySubscriptionBus = field(default_factory=InMemorySubscriptionBus)
-
-
-def _tools_with_state(server: FastMCP, state: _State) -> dict[str, Callable[..., Awaitable[Any]]]:
-    async def delete_note(note_id: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
-        """Elicitation, a confirmation: delete a note only once the user confirms (a boolean field).
-        ``requestState`` (2026-07-28) carries which note was asked about, so an answer is applied to it alone."""
-        if note_id not in state.notes:
-            known = ", ".join(sorted(state.notes)) or "none left"
-            raise ToolError(f"Unknown note {note_id!r}: the notes are {known}.")
-        confirm = {"type": "boolean", "title": "Delete it?", "description": "Tick to delete.", "default": False}
-        request = elicit_form(f"Delete the note {note_id!r}? This cannot be undone.", {"confirm": confirm}, ["confirm"])
-        answer = await ask_client(ctx, "confirm", request, state=json.dumps({"delete": note_id}))
-        if isinstance(answer, mcp_types.InputRequiredResult):
-            return answer
-        if answer.action == "accept" and (answer.content or {}).get("confirm") is True:
-            del state.notes[note_id]
-            return f"Deleted the note {note_id!r}."
-        reason = {"accept": "you did not confirm", "decline": "you declined", "cancel": "the question was cancelled"}
-        return f"Kept the note {note_id!r}: {reason[answer.action]}."
-
-    async def list_notes() -> list[str]:
-        """The ids of the notes still there (to see what ``delete_note`` did)."""
-        return sorted(state.notes)
-
-    async def wait_for(ctx: Context, seconds: float = 10.0) -> str:
-        """Cancellation: wait ``seconds``, long enough to be cancelled. A cancelled call is answered with
-        nothing (spec: the receiver SHOULD NOT respond) and leaves no job behind (see ``active_jobs``)."""
-        if not 0 <= seconds <= MAX_SECONDS:
-            raise ToolError(f"seconds must be between 0 and {MAX_SECONDS:g}, got {seconds}.")
-        job = ctx.request_id
-        state.running[job] = "wait_for"
-        try:
-            await anyio.sleep(seconds)
-        except anyio.get_cancelled_exc_class():
-            state.finished["cancelled"] += 1
-            raise
-        finally:
-            state.running.pop(job, None)
-        state.finished["completed"] += 1
-        return f"Waited {seconds:g} s."
-
-    async def active_jobs() -> dict[str, Any]:
-        """The slow calls still running (request id -> tool) and how many completed or were cancelled."""
-        return {"running": dict(state.running), **state.finished}
-
-    async def add_shout_tool(ctx: Context) -> str:
-        """Change notifications: add the tool ``shout`` at run time and tell clients the tool list changed
-        (2025-11-25: ``notifications/tools/list_changed``; 2026-07-28: an event on ``subscriptions/listen``)."""
-        if any(tool.name == ADDED_TOOL for tool in await server.list_tools()):
-            return f"The tool {ADDED_TOOL!r} is already there."
-        server.tool(shout)
-        if is_modern(ctx):
-            await state.bus.publish(ToolsListChanged())
-        else:
-            await ctx.send_notification(mcp_types.ToolListChangedNotification())
-        return f"Added the tool {ADDED_TOOL!r}: list the tools again to see it."
-
-    return {tool.__name__: tool for tool in (delete_note, list_notes, wait_for, active_jobs, add_shout_tool)}
-
-
 def shout(text: str) -> str:
     """Say ``text`` loudly (the tool ``add_shout_tool`` adds at run time)."""
     return text.upper() + "!"
@@ -318,25 +234,83 @@ def shout(text: str) -> str:
 def build_assistant_server() -> FastMCP:
     """Create a fresh assistant server: its own notes, job board and ``subscriptions/listen`` bus."""
     server = ExplainingFastMCP(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION)
-    state = _State()
-    with_state = _tools_with_state(server, state)
+    # What this server remembers: its notes, its running slow calls (request id -> tool), the listen bus.
+    notes = dict(NOTES)
+    running: dict[str, str] = {}
+    finished = {"completed": 0, "cancelled": 0}
+    bus = InMemorySubscriptionBus()
+
+    async def delete_note(note_id: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Elicitation, a confirmation: delete a note only once the user confirms (a boolean field).
+        ``requestState`` (2026-07-28) carries which note was asked about, so an answer is applied to it alone."""
+        if note_id not in notes:
+            known = ", ".join(sorted(notes)) or "none left"
+            raise ToolError(f"Unknown note {note_id!r}: the notes are {known}.")
+        confirm = {"type": "boolean", "title": "Delete it?", "description": "Tick to delete.", "default": False}
+        request = elicit_form(f"Delete the note {note_id!r}? This cannot be undone.", {"confirm": confirm}, ["confirm"])
+        answer = await ask_client(ctx, "confirm", request, state=json.dumps({"delete": note_id}))
+        if isinstance(answer, mcp_types.InputRequiredResult):
+            return answer
+        if answer.action == "accept" and (answer.content or {}).get("confirm") is True:
+            del notes[note_id]
+            return f"Deleted the note {note_id!r}."
+        reason = {"accept": "you did not confirm", "decline": "you declined", "cancel": "the question was cancelled"}
+        return f"Kept the note {note_id!r}: {reason[answer.action]}."
+
+    async def list_notes() -> list[str]:
+        """The ids of the notes still there (to see what ``delete_note`` did)."""
+        return sorted(notes)
+
+    async def wait_for(ctx: Context, seconds: float = 10.0) -> str:
+        """Cancellation: wait ``seconds``, long enough to be cancelled. A cancelled call is answered with
+        nothing (spec: the receiver SHOULD NOT respond) and leaves no job behind (see ``active_jobs``)."""
+        if not 0 <= seconds <= MAX_SECONDS:
+            raise ToolError(f"seconds must be between 0 and {MAX_SECONDS:g}, got {seconds}.")
+        job = ctx.request_id
+        running[job] = "wait_for"
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            finished["cancelled"] += 1
+            raise
+        finally:
+            running.pop(job, None)
+        finished["completed"] += 1
+        return f"Waited {seconds:g} s."
+
+    async def active_jobs() -> dict[str, Any]:
+        """The slow calls still running (request id -> tool) and how many completed or were cancelled."""
+        return {"running": dict(running), **finished}
+
+    async def add_shout_tool(ctx: Context) -> str:
+        """Change notifications: add the tool ``shout`` at run time and tell clients the tool list changed
+        (2025-11-25: ``notifications/tools/list_changed``; 2026-07-28: an event on ``subscriptions/listen``)."""
+        if any(tool.name == ADDED_TOOL for tool in await server.list_tools()):
+            return f"The tool {ADDED_TOOL!r} is already there."
+        server.tool(shout)
+        if is_modern(ctx):
+            await bus.publish(ToolsListChanged())
+        else:
+            await ctx.send_notification(mcp_types.ToolListChangedNotification())
+        return f"Added the tool {ADDED_TOOL!r}: list the tools again to see it."
+
     tools = [
         convert_length,
-        with_state["delete_note"],
-        with_state["list_notes"],
+        delete_note,
+        list_notes,
         summarize_text,
         list_client_roots,
         count_slowly,
-        with_state["wait_for"],
-        with_state["active_jobs"],
+        wait_for,
+        active_jobs,
         log_levels,
-        with_state["add_shout_tool"],
+        add_shout_tool,
     ]
     for function in tools:
         server.tool(function, output_schema=None)
     # fastmcp serves no subscriptions/listen: the mcp SDK's handler, fed by this server's bus. With it the
     # 2026-07-28 capabilities say tools.listChanged (derived from whether listen is served).
     server._mcp_server.add_request_handler(
-        "subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, ListenHandler(state.bus)
+        "subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, ListenHandler(bus)
     )
     return server

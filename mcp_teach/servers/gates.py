@@ -177,22 +177,19 @@ class UserTokens(TokenVerifier):
         )
 
 
-def user_of(token: AccessToken, roles: Sequence[str]) -> User | None:
-    """The user a verified token names: ``sub`` (else the client id) and the first of its scopes that is a role."""
-    role = token.claims.get("role")
-    if role not in roles:
-        role = next((scope for scope in token.scopes if scope in roles), None)
-    return None if role is None else User(str(token.claims.get("sub") or token.client_id), role)
-
-
 def current_user(roles: Sequence[str], local_user: User | None) -> User | None:
-    """Who makes the current request: the HTTP request's token (gate 1), or ``local_user`` over stdio/in memory."""
+    """Who makes the current request: the HTTP request's token (gate 1), or ``local_user`` over stdio/in memory.
+
+    The token names the user by its ``sub`` claim (else its client id) and the role by the first of its scopes that
+    is one, the way an OAuth token's scopes say what it may do.
+    """
     try:
         get_http_request()
     except RuntimeError:  # no HTTP request: stdio or in memory, credentials "from the environment"
         return local_user
     token = get_access_token()
-    return None if token is None else user_of(token, roles)
+    role = None if token is None else next((scope for scope in token.scopes if scope in roles), None)
+    return None if role is None else User(str(token.claims.get("sub") or token.client_id), role)
 
 
 @dataclass

@@ -60,7 +60,7 @@ def document(doc_id: str) -> kb.Document:
     """The document ``doc_id``, or ``KeyError`` with a sentence naming the known ids."""
     documents = kb.load_documents()
     if doc_id not in documents:
-        raise KeyError(kb.unknown_document(doc_id))
+        raise KeyError(f"Unknown document {doc_id!r}. Known ids: {', '.join(documents)}.")
     return documents[doc_id]
 
 

@@ -82,25 +82,15 @@ def load_image() -> bytes:
     return (resources.files(DOCS_PACKAGE) / DOCS_FOLDER / IMAGE_FILE).read_bytes()
 
 
-def unknown_document(doc_id: str) -> str:
-    """The sentence for an id that is not in the knowledge base: it names the ids that are."""
-    return f"Unknown document {doc_id!r}. Known ids: {', '.join(load_documents())}."
-
-
-def check_top_k(top_k: int) -> None:
-    """Raise ``ValueError`` saying the allowed range if ``top_k`` is outside :data:`TOP_K_RANGE`."""
-    low, high = TOP_K_RANGE
-    if not low <= top_k <= high:
-        raise ValueError(f"top_k must be between {low} and {high}, got {top_k}. Ask for {low} to {high} results.")
-
-
 def search(query: str, top_k: int = 5) -> list[SearchHit]:
     """The ``top_k`` documents that contain a word of ``query``, best first, ties broken by id.
 
     Each distinct query word adds ``TITLE_WEIGHT`` per occurrence in the title and one per occurrence in the
     text (the title line excluded). Documents that contain none of the words are left out.
     """
-    check_top_k(top_k)
+    low, high = TOP_K_RANGE
+    if not low <= top_k <= high:
+        raise ValueError(f"top_k must be between {low} and {high}, got {top_k}. Ask for {low} to {high} results.")
     terms = set(words(query))
     if not terms:
         raise ValueError(f"The query {query!r} has no words to search for: give one or more words, e.g. 'transport'.")

@@ -17,7 +17,6 @@ refuses a value with :func:`bad_argument`.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,9 +31,6 @@ from mcp_teach.servers.explained_errors import INVALID_PARAMS, short_repr
 #: "Resource not found" up to protocol 2025-11-25 (2026-07-28 uses -32602 and reserves this code).
 RESOURCE_NOT_FOUND_LEGACY = -32002
 
-#: A template expression (RFC 6570): an optional operator, then comma-separated variable names.
-_TEMPLATE_EXPRESSION = re.compile(r"{[+#./;?&]?([^{}]+)}")
-
 
 def invalid_params(message: str, data: dict[str, Any] | None = None) -> MCPError:
     """A JSON-RPC ``-32602`` (Invalid params) error with ``message``: what was wrong and what to send instead."""
@@ -46,12 +42,6 @@ def bad_argument(message: str) -> ValidationError:
     ``message``, logged at DEBUG (an ``MCPError`` raised there is logged with a traceback, a plain exception
     becomes ``-32603``)."""
     return ValidationError(message, log_level=logging.DEBUG)
-
-
-def template_variables(uri_template: str) -> list[str]:
-    """The variable names of ``uri_template``: ``docs://{doc_id}`` gives ``["doc_id"]``."""
-    found = _TEMPLATE_EXPRESSION.findall(uri_template)
-    return [name.strip().rstrip("*").split(":")[0] for expression in found for name in expression.split(",")]
 
 
 def resource_not_found_code(protocol_version: str) -> int:
@@ -110,12 +100,12 @@ class ExplainUnknownNames:
             where = f"prompt {ref['name']}"
             names = [a.name for a in await self._prompt_arguments(ref["name"])]
         elif ref.get("type") == "ref/resource" and isinstance(ref.get("uri"), str):
-            templates = [template.uri_template for template in await self.server.list_resource_templates()]
+            templates = {template.uri_template: template for template in await self.server.list_resource_templates()}
             if ref["uri"] not in templates:
                 listed = ", ".join(templates) or "none"
                 raise invalid_params(f"Unknown resource template: {short_repr(ref['uri'])}. This server has: {listed}.")
             where = f"template {ref['uri']}"
-            names = template_variables(ref["uri"])
+            names = list(templates[ref["uri"]].parameters.get("properties", {}))  # fastmcp: the URI's variables
         else:
             return  # not a reference: the SDK's validation explains it (ExplainInvalidParams)
         if isinstance(wanted, str) and wanted not in names:

@@ -23,7 +23,7 @@ own notes; ``readonly`` ``list_notes`` and ``read_note`` on every note.
 
 In-process (tests, the lesson) pass ``users=`` (token -> :class:`~mcp_teach.servers.gates.User`) or ``auth=``
 (any fastmcp auth provider, e.g. ``InMemoryOAuthProvider``: its tokens' scopes name the role), ``clock=``
-(a :class:`~mcp_teach.servers.gates.ManualClock`), ``notes_dir=`` or ``store=``, ``denials=``.
+(a :class:`~mcp_teach.servers.gates.ManualClock`), ``notes_dir=``, ``denials=``.
 """
 
 from __future__ import annotations
@@ -49,15 +49,7 @@ from mcp_teach.servers.gates import (
     current_user,
     install_gates,
 )
-from mcp_teach.servers.notes_store import (
-    ID_RULE,
-    MayChange,
-    Note,
-    NoteError,
-    NoteNotFound,
-    NoteOwned,
-    NoteStore,
-)
+from mcp_teach.servers.notes_store import ID_RULE, MayChange, Note, NoteError, NoteNotFound, NoteOwned, NoteStore
 from mcp_teach.servers.rate_limits import FILE_NAME as RATE_LIMITS_FILE
 from mcp_teach.servers.rate_limits import SharedSlidingWindow
 from mcp_teach.servers.student_tokens import StudentTokens
@@ -84,25 +76,6 @@ DEMO_USERS: dict[str, User] = {
     "demo-carol-token-not-a-secret": User("carol", "admin"),
     "demo-dave-token-not-a-secret": User("dave", "readonly"),
 }
-
-
-def notes_policy(
-    *,
-    calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
-    write_hours: WriteHours = DEFAULT_WRITE_HOURS,
-    denials: DenialStyle = "tool-error",
-) -> Policy:
-    """The notes server's rules for the gates."""
-    return Policy(
-        tools_by_role=ROLES,
-        write_tools=WRITE_TOOLS,
-        resource_arguments={"read_note": "note_id", "delete_note": "note_id", "save_note": "title"},
-        read_all_roles=frozenset({"readonly"}),
-        change_all_roles=frozenset({"admin"}),
-        calls_per_minute=calls_per_minute,
-        write_hours=write_hours,
-        denials=denials,
-    )
 
 
 def configured_write_hours() -> WriteHours:
@@ -132,12 +105,10 @@ def build_notes_server(
     auth: AuthProvider | None = None,
     users: Mapping[str, User] | None = None,
     notes_dir: str | PathLike[str] | None = None,
-    store: NoteStore | None = None,
     clock: Clock = datetime.now,
     denials: DenialStyle = "tool-error",
     calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
     write_hours: WriteHours | None = None,
-    local_user: User | None = LOCAL_USER,
 ) -> FastMCP:
     """A fresh notes server behind the four gates (see the module docstring for every option).
 
@@ -147,11 +118,17 @@ def build_notes_server(
     """
     if auth is not None and users is not None:
         raise ValueError("pass auth= (a fastmcp auth provider) or users= (token -> User), not both")
-    if store is not None and notes_dir is not None:
-        raise ValueError("pass notes_dir= or store=, not both")
-    store = store or NoteStore(notes_dir)
-    write_hours = write_hours or configured_write_hours()
-    policy = notes_policy(calls_per_minute=calls_per_minute, write_hours=write_hours, denials=denials)
+    store = NoteStore(notes_dir)
+    policy = Policy(
+        tools_by_role=ROLES,
+        write_tools=WRITE_TOOLS,
+        resource_arguments={"read_note": "note_id", "delete_note": "note_id", "save_note": "title"},
+        read_all_roles=frozenset({"readonly"}),
+        change_all_roles=frozenset({"admin"}),
+        calls_per_minute=calls_per_minute,
+        write_hours=write_hours or configured_write_hours(),
+        denials=denials,
+    )
     server = ExplainingFastMCP(
         SERVER_NAME,
         instructions=SERVER_INSTRUCTIONS,
@@ -160,7 +137,7 @@ def build_notes_server(
     )
 
     def caller() -> User:
-        user = current_user(list(ROLES), local_user)
+        user = current_user(list(ROLES), LOCAL_USER)
         if user is None:  # the gates refuse such calls before any tool runs
             raise ToolError("This request names no user.")
         return user
@@ -232,5 +209,5 @@ def build_notes_server(
         server.tool(function, description=description, output_schema=None)
     # One rate limit for every worker process serving this folder (a class server with --workers).
     window = SharedSlidingWindow(policy.calls_per_minute, clock, store.folder / RATE_LIMITS_FILE)
-    install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=local_user, window=window)
+    install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=LOCAL_USER, window=window)
     return server

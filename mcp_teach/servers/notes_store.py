@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import re
 import stat
@@ -45,8 +44,10 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
+
+from pydantic import BaseModel, Field, ValidationError
 
 from mcp_teach.config import load_settings
 
@@ -110,23 +111,24 @@ class NoteNotFound(LookupError):
     """No note has this id; the message says how to find the ones there are."""
 
 
-@dataclass(frozen=True)
-class Note:
-    """One note as stored: its id (the file name without ``.json``), title, owner and content."""
+class Note(BaseModel, frozen=True, strict=True):
+    """One note: its id (the file name without ``.json``, not written in the file), title, owner and content.
 
-    note_id: str
+    Strict, so a file is a note only if it is UTF-8 JSON with these fields as strings (pydantic checks it).
+    """
+
+    note_id: str = Field(default="", exclude=True)
     title: str
-    owner: str
+    owner: str = Field(min_length=1)  # an empty owner would match no one
     content: str
 
 
-@dataclass
-class Listing:
+class Listing(NamedTuple):
     """What :meth:`NoteStore.scan` found: the readable notes, and the ids of note files it skipped (damaged,
     links, FIFOs), so that a refusal to read them is not silent."""
 
-    notes: list[Note] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    notes: list[Note]
+    skipped: list[str]
 
 
 def default_notes_dir() -> Path:
@@ -151,43 +153,40 @@ def _shown(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def check_note_id(value: object, what: str = "note id") -> str:
-    """``value`` in lower case if it may name a note, else :class:`NoteNameError` saying what is allowed."""
+def check_note_id(value: object) -> str:
+    """``value`` (a title or an id) in lower case if it may name a note, else :class:`NoteNameError` saying what is
+    allowed."""
     if not isinstance(value, str):
-        raise NoteNameError(f"A {what} must be a string, got {type(value).__name__}. A {what} is {ID_RULE}.")
+        raise NoteNameError(f"A note id must be a string, got {type(value).__name__}. A note id is {ID_RULE}.")
     if not _ID_SHAPE.fullmatch(value) or ".." in value:
-        raise NoteNameError(f"The {what} {_shown(value)} is not allowed: a {what} is {ID_RULE}.")
+        raise NoteNameError(f"The note id {_shown(value)} is not allowed: a note id is {ID_RULE}.")
     note_id = value.lower()
     if note_id.split(".")[0].rstrip(" ") in RESERVED_NAMES:
-        raise NoteNameError(f"The {what} {_shown(value)} is a Windows device name: a {what} is {ID_RULE}.")
+        raise NoteNameError(f"The note id {_shown(value)} is a Windows device name: a note id is {ID_RULE}.")
     return note_id
 
 
 def _note_id_of(file_name: str) -> str | None:
     """The id a file in the folder is the note of, or None for any other file (temporary, hidden, another case)."""
-    if not file_name.endswith(SUFFIX):
-        return None
-    stem = file_name[: -len(SUFFIX)]
-    try:
-        return stem if check_note_id(stem) == stem else None
-    except NoteNameError:
-        return None
-
-
-def _reason(error: OSError) -> str:
-    """What the system said, without the file name: ``strerror``, or the text of an OSError raised with only one."""
-    return error.strerror or str(error.args[0] if error.args else type(error).__name__)
+    stem = file_name.removesuffix(SUFFIX)
+    with contextlib.suppress(NoteNameError):
+        if stem != file_name and check_note_id(stem) == stem:
+            return stem
+    return None
 
 
 @contextlib.contextmanager
 def _reported(failure: str) -> Iterator[None]:
-    """Turn an ``OSError`` into :class:`NoteStorageError` ``"<failure>: <reason>."``: a client never sees a path."""
+    """Turn an ``OSError`` into :class:`NoteStorageError` ``"<failure>: <reason>."``: a client never sees a path.
+
+    The reason is the system's ``strerror`` (which leaves out the file name), else the text it was raised with.
+    """
     try:
         yield
     except NoteError:
         raise
     except OSError as error:
-        raise NoteStorageError(f"{failure}: {_reason(error)}.") from error
+        raise NoteStorageError(f"{failure}: {error.strerror or str(error) or type(error).__name__}.") from error
 
 
 def _busy() -> NoteError:
@@ -239,16 +238,16 @@ def _remove_leftovers(root: Path) -> None:
             leftover.unlink()
 
 
-def _not_a_plain_file(note_id: str, info: os.stat_result) -> NoteNameError | None:
-    """Why the open file of ``note_id`` is no note (not a regular file, or more than one link), or None."""
+def _check_plain_file(note_id: str, info: os.stat_result) -> None:
+    """Refuse the open file of ``note_id`` unless it is a regular file with one link."""
     if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
-        return None
+        return
     if stat.S_ISREG(info.st_mode):
         what = f"has {info.st_nlink} names (a hard link), and another of them may lie outside the notes folder"
     else:
         kind = "named pipe (FIFO)" if stat.S_ISFIFO(info.st_mode) else "folder or special file"
         what = f"is a {kind}, not a regular file"
-    return NoteNameError(
+    raise NoteNameError(
         f"The note {_shown(note_id)} {what}, so this server neither reads nor writes it: a note is a regular file "
         "with one name, written by this server. Choose another title; whoever looks after the notes folder may "
         "remove the file."
@@ -269,13 +268,9 @@ def _read_plain_file(path: Path) -> bytes:
             ) from None
         raise
     try:
-        refusal = _not_a_plain_file(note_id, os.fstat(descriptor))
-        if refusal is not None:
-            raise refusal
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        _check_plain_file(note_id, os.fstat(descriptor))
+        with open(descriptor, "rb", closefd=False) as file:
+            return file.read()
     finally:
         os.close(descriptor)
 
@@ -292,14 +287,9 @@ def _damaged(note_id: str) -> NoteDamaged:
 def _parse(note_id: str, data: bytes) -> Note:
     """The note in ``data``, or :class:`NoteDamaged` (never the parser's own words, which help no one here)."""
     try:
-        record = json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested too deep to parse
+        return Note.model_validate_json(data).model_copy(update={"note_id": note_id})
+    except ValidationError:  # not UTF-8, not JSON, nested too deep, or not a note's fields
         raise _damaged(note_id) from None
-    if not isinstance(record, dict) or not all(isinstance(record.get(key), str) for key in ("title", "content")):
-        raise _damaged(note_id)
-    if not isinstance(record.get("owner"), str) or not record["owner"]:  # an empty owner would match no one
-        raise _damaged(note_id)
-    return Note(note_id=note_id, title=record["title"], owner=record["owner"], content=record["content"])
 
 
 class NoteStore:
@@ -333,13 +323,9 @@ class NoteStore:
             raise NoteNameError(f"The note id {_shown(note_id)} would leave the notes folder: a note id is {ID_RULE}.")
         return path
 
-    def exists(self, note_id: object) -> bool:
-        return self.path_for(note_id).is_file()
-
     def read(self, note_id: object) -> Note:
         """The note ``note_id``; :class:`NoteNotFound` if there is none, :class:`NoteDamaged` if it is no note."""
-        path = self.path_for(note_id)
-        return self._load(path)
+        return self._load(self.path_for(note_id))
 
     @staticmethod
     def _load(path: Path) -> Note:
@@ -361,7 +347,7 @@ class NoteStore:
         """
         with _reported("The notes folder could not be listed"):
             names = sorted(entry.name for entry in os.scandir(self._root()))
-        listing = Listing()
+        listing = Listing(notes=[], skipped=[])
         for note_id in [note_id for note_id in map(_note_id_of, names) if note_id is not None]:
             try:
                 listing.notes.append(self.read(note_id))
@@ -370,10 +356,6 @@ class NoteStore:
             except NoteError:
                 listing.skipped.append(note_id)
         return listing
-
-    def list(self, owner: str | None = None) -> list[Note]:
-        """Every readable note (only ``owner``'s if given), sorted by id."""
-        return [note for note in self.scan().notes if owner is None or note.owner == owner]
 
     def save(self, title: str, content: str, owner: str, may_change: MayChange | None = None) -> Note:
         """Write the note ``title`` atomically, as ``owner``; returns the note as stored, with its real owner.
@@ -387,7 +369,10 @@ class NoteStore:
             raise NoteError(f"A note's content must be text of at most {MAX_CONTENT_LENGTH} characters.")
         allowed = may_change or (lambda current: current == owner)
         with _reported(f"The note {_shown(path.stem)} was not saved"), _folder_lock(path.parent):
-            current = self._owner_under_lock(path)
+            try:
+                current: str | None = self._load(path).owner  # a damaged note is refused here
+            except NoteNotFound:
+                current = None
             if current is not None and not allowed(current):
                 raise NoteOwned(
                     f"The note {_shown(path.stem)} belongs to {current}, so {owner}'s text was not saved: only its "
@@ -395,16 +380,8 @@ class NoteStore:
                     "note (list_notes shows the notes you may change)."
                 )
             note = Note(note_id=path.stem, title=title, owner=owner if current is None else current, content=content)
-            record = {key: value for key, value in asdict(note).items() if key != "note_id"}
-            write_atomically(path, json.dumps(record, ensure_ascii=False, indent=2).encode("utf-8"))
+            write_atomically(path, note.model_dump_json(indent=2).encode("utf-8"))
         return note
-
-    def _owner_under_lock(self, path: Path) -> str | None:
-        """The owner of the note at ``path``, or None if there is none yet; a damaged note is refused."""
-        try:
-            return self._load(path).owner
-        except NoteNotFound:
-            return None
 
     def delete(self, note_id: object, *, may_change: MayChange) -> Note | None:
         """Remove ``note_id`` if ``may_change(its owner)``; returns what it held (None: it was damaged).

@@ -10,10 +10,8 @@ a file that cannot be read as a database is started anew.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +40,8 @@ class SharedSlidingWindow:
     def admit(self, who: str) -> float | None:
         """Count a call by ``who`` and return None, or return how many seconds until one is allowed again."""
         now = self.clock().timestamp()  # a naive clock (a lesson's manual one) counts as local time
-        with self._transaction() as database:
+        with self._lock, self._open() as database:  # the connection commits at the end, or rolls back
+            database.execute("BEGIN IMMEDIATE")
             database.execute("DELETE FROM calls WHERE who = ? AND at <= ?", (who, now - self.seconds))
             rows = database.execute("SELECT at FROM calls WHERE who = ? ORDER BY at LIMIT ?", (who, self.limit))
             times = [at for (at,) in rows]
@@ -50,18 +49,6 @@ class SharedSlidingWindow:
                 return self.seconds - (now - times[0])
             database.execute("INSERT INTO calls (who, at) VALUES (?, ?)", (who, now))
         return None
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            database = self._open()
-            database.execute("BEGIN IMMEDIATE")
-            try:
-                yield database
-            except BaseException:
-                database.execute("ROLLBACK")
-                raise
-            database.execute("COMMIT")
 
     def _open(self) -> sqlite3.Connection:
         if self._connection is None:
@@ -74,12 +61,6 @@ class SharedSlidingWindow:
                 make_private(self.path)
                 self._connection = _connect(self.path)
         return self._connection
-
-    def close(self) -> None:
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
 
 
 def _connect(path: Path) -> sqlite3.Connection:

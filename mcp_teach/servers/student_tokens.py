@@ -22,6 +22,7 @@ import re
 from fastmcp.server.auth import AccessToken, TokenVerifier
 
 from mcp_teach.config import check_token
+from mcp_teach.servers.gates import _digest
 
 #: A student's name: 1-32 of lower-case letters, digits, ``-`` and ``_``, starting with a letter or digit.
 STUDENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
@@ -54,33 +55,29 @@ def student_token(secret: str, name: str) -> str:
     return f"{check_student_name(name)}.{_mac(secret, name)}"
 
 
-def _digest(value: str) -> bytes:
-    return hashlib.sha256(value.encode("utf-8")).digest()
-
-
 class StudentTokens(TokenVerifier):
-    """Checks a bearer token against one class secret: the secret is the instructor, ``name.mac`` a student.
+    """Checks a bearer token against one class secret: the secret is the instructor (role ``admin``), ``name.mac``
+    a student (role ``student``).
 
     The result is an access token whose subject and client id are the person's name (so the SDK binds each
     2025-11-25 session to the student who opened it) and whose one scope is the role, as an OAuth token's is.
     Comparisons take the same time however much of a guess is right.
     """
 
-    def __init__(self, secret: str, student_role: str = "student", instructor_role: str = "admin") -> None:
+    def __init__(self, secret: str) -> None:
         super().__init__()
         self._secret = check_token(secret)
         self._secret_digest = _digest(secret)
-        self.student_role, self.instructor_role = student_role, instructor_role
 
     def identify(self, token: str) -> tuple[str, str] | None:
         """``(name, role)`` of whoever ``token`` belongs to, or None."""
         if hmac.compare_digest(_digest(token), self._secret_digest):
-            return INSTRUCTOR, self.instructor_role
+            return INSTRUCTOR, "admin"
         name, dot, mac = token.partition(".")
         if not dot or not STUDENT_NAME.fullmatch(name) or name == INSTRUCTOR:
             return None
         if hmac.compare_digest(mac.encode("ascii", "replace"), _mac(self._secret, name).encode("ascii")):
-            return name, self.student_role
+            return name, "student"
         return None
 
     def access_token(self, token: str) -> AccessToken | None:

@@ -185,7 +185,7 @@ def test_concurrent_deletes_answer_not_found_without_a_path(run, place):
             (False, f"Deleted note {note_id!r} (owner alice)."),
             *[(True, f"There is no note {note_id!r}. Call list_notes to see the note ids.")] * 3,
         ]
-    assert store.list() == []
+    assert store.scan().notes == []
 
 
 # Only regular files with one link are notes -------------------------------------------------------------------
@@ -284,7 +284,7 @@ def test_leftovers_of_killed_writes_are_removed_when_the_folder_is_opened(run, p
         (folder / leftover).write_bytes(b'{"title": "half a wri')
     (folder / ".rate-limits.sqlite3").write_bytes(b"another engineer's")
     (folder / "kept.json").write_text(json.dumps({"title": "kept", "owner": "bob", "content": "whole"}))
-    assert [note.note_id for note in NoteStore(folder).list()] == ["kept"]
+    assert [note.note_id for note in NoteStore(folder).scan().notes] == ["kept"]
     assert sorted(os.listdir(folder)) == [".rate-limits.sqlite3", "kept.json"]
     assert (folder / ".rate-limits.sqlite3").read_bytes() == b"another engineer's"
     (folder / ".tmp-again.part").write_bytes(b"")
@@ -301,7 +301,7 @@ def test_a_live_write_of_another_process_is_never_cleaned_up(place):
     held = os.open(folder, os.O_RDONLY)
     notes_store.fcntl.flock(held, notes_store.fcntl.LOCK_EX)  # as another worker's write holds it
     live.write_bytes(b"being written")
-    opened = threading.Thread(target=NoteStore(folder).list)
+    opened = threading.Thread(target=NoteStore(folder).scan)
     try:
         opened.start()
         time.sleep(0.3)
