@@ -27,3 +27,15 @@ def test_a_notebook_shows_the_feedback_alone(capsys: pytest.CaptureFixture[str])
     assert "Exercise 01.3 — the number of requests" in shown
     assert "expected: 2" in shown and "found:    3" in shown and "hint:     a request has an id" in shown
     assert "Traceback" not in shown and "check.py" not in shown  # no frames into the package
+
+
+def test_an_answer_that_raises_fails_with_the_exception() -> None:
+    def broken(value: int) -> int:
+        raise ValueError(f"no {value}")
+
+    assert Checker("01.3").runs(abs, -2, what="abs(-2)", expected="a number") == 2
+    with pytest.raises(ExerciseFailed) as failed:
+        Checker("01.3").runs(broken, 2, what="broken(2)", expected="a number", hint="return the number")
+    assert str(failed.value) == (
+        "Exercise 01.3 — broken(2): expected a number, found ValueError: no 2. Hint: return the number"
+    )

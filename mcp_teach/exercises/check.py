@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 #: Printed by :meth:`Checker.done`; the grader looks for it.
 PASSED = "✔ Exercise {id} passed"
 EXERCISE_ID = re.compile(r"^\d{2}\.\d+$")
+T = TypeVar("T")
 
 
 class _FeedbackOnly(AssertionError):
@@ -55,6 +56,11 @@ def _shown(value: Any, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def described(error: BaseException) -> str:
+    """``ValueError: bad value``: an exception as the feedback shows it."""
+    return f"{type(error).__name__}: {error}"
+
+
 class Checker:
     """The checks of one exercise; every method raises :class:`ExerciseFailed` with feedback."""
 
@@ -63,7 +69,7 @@ class Checker:
             raise ValueError(f"exercise ids look like '01.3' (lesson.number), not {exercise_id!r}")
         self.exercise_id = exercise_id
 
-    def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> None:
+    def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> NoReturn:
         """Stop with the standard feedback message."""
         message = f"Exercise {self.exercise_id} — {what}: expected {expected}, found {found}."
         lines = (f"Exercise {self.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}")
@@ -85,6 +91,13 @@ class Checker:
         """``value`` can be called: the answer is a function (or another callable) the check will run."""
         self.true(callable(value), what, expected=expected, found=value, hint=hint)
 
+    def runs(self, function: Callable[..., T], *arguments: Any, what: str, expected: str, hint: str | None = None) -> T:
+        """``function(*arguments)``, the student's code; if it raises, a failed check that shows the exception."""
+        try:
+            return function(*arguments)
+        except Exception as error:  # reported as feedback
+            self.fail(what, expected, described(error), hint)
+
     def contains(self, container: Container[Any], item: Any, what: str, *, hint: str | None = None) -> None:
         """``item in container``."""
         if item not in container:
@@ -105,7 +118,7 @@ class Checker:
         except error:
             return
         except Exception as other:  # reported as feedback
-            self.fail(what, f"{error.__name__} to be raised", f"{type(other).__name__}: {other}", hint)
+            self.fail(what, f"{error.__name__} to be raised", described(other), hint)
         self.fail(what, f"{error.__name__} to be raised", "no exception", hint)
 
     def done(self) -> None:

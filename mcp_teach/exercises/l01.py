@@ -27,28 +27,23 @@ PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 
-async def _legacy_handshake() -> Capture:
+async def _opening(mode: str) -> Capture:
+    """A calculator session in memory: the handshake alone (legacy), or ``server/discover`` and ``tools/list``."""
     capture = CaptureTransport(build_calculator_server())
-    async with teaching_client(capture, mode="legacy"):
-        pass
-    return capture.capture
-
-
-async def _modern_opening() -> Capture:
-    capture = CaptureTransport(build_calculator_server())
-    async with teaching_client(capture) as client:
-        await client.list_tools()
+    async with teaching_client(capture, mode=mode) as client:
+        if mode != "legacy":
+            await client.list_tools()
     return capture.capture
 
 
 def legacy_handshake() -> Capture:
     """What section 1 captures: the course client's 2025-11-25 handshake with a calculator, in memory."""
-    return run_sync(_legacy_handshake())
+    return run_sync(_opening("legacy"))
 
 
 def modern_opening() -> Capture:
     """What section 4 captures: ``server/discover`` and ``tools/list`` at 2026-07-28, in memory."""
-    return run_sync(_modern_opening())
+    return run_sync(_opening("auto"))
 
 
 def kinds(capture: Capture) -> dict[str, int]:

@@ -17,6 +17,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.lessons.l03_errors import attempt
 
 #: The property hints of 02.2, one per parameter of :func:`search`.
 SEARCH_HINTS = {
@@ -39,12 +40,9 @@ def search(
 
 async def _call_power(server: Any) -> Any:
     """``calculator_power(base=2, exponent=10)`` on ``server``, listed first (its outputSchema is checked)."""
-    try:
-        async with teaching_client(server) as client:
-            await client.list_tools()
-            return (await client.call_tool("calculator_power", {"base": 2, "exponent": 10})).data
-    except Exception as error:  # reported as feedback
-        return error
+    async with teaching_client(server) as client:
+        await client.list_tools()
+        return (await client.call_tool("calculator_power", {"base": 2, "exponent": 10})).data
 
 
 @exercise("02.1", answers=("power_server", "power_capture", "power_tool"))
@@ -114,7 +112,7 @@ def add_a_tool(check: Checker, power_server: Any, power_capture: Any, power_tool
         found=power_tool.get("description"),
         hint="pass description='...' to power_server.tool(...), or give the function a docstring",
     )
-    power = run_sync(_call_power(power_server))
+    power = run_sync(attempt(_call_power(power_server)))  # an exception is shown as what was found
     check.equal(
         power,
         1024.0,

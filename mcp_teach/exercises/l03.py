@@ -14,17 +14,18 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-import jsonschema
 from fastmcp import FastMCP
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import capture_answer, run_sync
+from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l03_errors import attempt, one_line
 from mcp_teach.servers.calculator import TOOLS, build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
 #: The structuredContent 03.1 asks for when dividing by zero.
@@ -41,25 +42,6 @@ def replies_by_b(capture: Capture) -> dict[Any, dict[str, Any]]:
         if isinstance(arguments, dict) and reply is not None:
             replies[arguments.get("b")] = reply.message
     return replies
-
-
-def announced_output_schema(capture: Capture, name: str) -> Any:
-    """The ``outputSchema`` of tool ``name`` in the first ``tools/list`` result of ``capture`` (None if none)."""
-    for request in capture.requests("tools/list"):
-        reply = capture.response_to(request)
-        for tool in reply.message.get("result", {}).get("tools", []) if reply else []:
-            if tool.get("name") == name:
-                return tool.get("outputSchema")
-    return None
-
-
-def schema_problem(value: Any, schema: Any) -> str | None:
-    """Why ``value`` does not conform to the JSON Schema ``schema`` (one line), or None if it does."""
-    try:
-        jsonschema.validate(value, schema)
-    except jsonschema.ValidationError as error:
-        return error.message
-    return None
 
 
 @exercise("03.1", answers=("structured_server", "structured_capture"))
@@ -114,7 +96,7 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
         hint="return {'result': a / b}: with an output_schema of your own, fastmcp sends a returned dict as it is "
         "(it wraps a bare float only in a schema it made itself)",
     )
-    schema = announced_output_schema(capture, "divide")
+    schema = next((tool.get("outputSchema") for tool in listed_tools(capture) if tool.get("name") == "divide"), None)
     check.true(
         isinstance(schema, dict),
         "the outputSchema of divide in your captured tools/list result",
@@ -123,36 +105,25 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
         hint="call client.list_tools() first, and pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
     )
     for b, result in ((0, zero["result"]), (4, four)):
-        problem = schema_problem(result.get("structuredContent"), schema)
+        problem = best_match(Draft202012Validator(schema).iter_errors(result.get("structuredContent")))
         check.true(
             problem is None,
             f"structuredContent for b = {b} against divide's outputSchema",
             expected="that it conforms: a server MUST send structured results that match its outputSchema "
             "(2026-07-28, server/tools, Output Schema), error results included",
-            found=problem,
+            found=problem and problem.message,
             hint="declare both shapes in the schema: pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
         )
     print(f"b = 0: isError true, structuredContent {zero['result']['structuredContent']}")
     print(f"b = 4: structuredContent {four['structuredContent']}; both conform to divide's outputSchema")
 
 
-def first_lines(capture: Capture, count: int) -> list[Any]:
-    """The first ``count`` lines the client sent in ``capture`` (as the dicts the server read)."""
-    return [message.message for message in capture if message.direction == CLIENT_TO_SERVER][:count]
-
-
-def reply_to(capture: Capture, request_id: Any) -> dict[str, Any] | None:
-    """The server's first line in ``capture`` that carries ``request_id``, or None."""
-    for message in capture:
-        if message.direction == SERVER_TO_CLIENT and message.message.get("id") == request_id:
-            return message.message
-    return None
-
-
-def reply_kind(reply: dict[str, Any] | None) -> tuple[str, int | None, str]:
-    """``(kind, error code, message or text)`` of a reply: "protocol error", "tool error", "result" or "no reply"."""
-    if reply is None:
+def reply_kind(capture: Capture, request: WireMessage) -> tuple[str, int | None, str]:
+    """``(kind, error code, text)`` of the reply to ``request``: protocol error, tool error, result or no reply."""
+    answer = capture.response_to(request)
+    if answer is None:
         return "no reply", None, ""
+    reply = answer.message
     if isinstance(reply.get("error"), dict):
         return "protocol error", reply["error"].get("code"), str(reply["error"].get("message", ""))
     result = reply.get("result") if isinstance(reply.get("result"), dict) else {}
@@ -199,15 +170,15 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
         "error_server",
         hint="async with RawStdioServer() as error_server: ... sends raw lines to a fresh stdio server",
     )
+    sent = [message for message in error_server.capture if message.direction == CLIENT_TO_SERVER][:2]
     check.equal(
-        first_lines(error_server.capture, 2),
+        [message.message for message in sent],
         [method_not_found, invalid_params],
         "the first two lines sent on error_server",
         hint="send method_not_found, then invalid_params, first thing on a new RawStdioServer: "
         "its first request decides the connection's era",
     )
-    first = reply_kind(reply_to(error_server.capture, method_not_found["id"]))
-    second = reply_kind(reply_to(error_server.capture, invalid_params["id"]))
+    first, second = (reply_kind(error_server.capture, request) for request in sent)
     no_envelope = first[1] == -32602 and "has no" in first[2]
     check.equal(
         first[:2],

@@ -26,12 +26,12 @@ from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.modern_post import modern_post
 from mcp_teach.wire.raw_stdio import RawStdioServer
 from mcp_teach.wire.sse import sse_events
 
 SESSION_HEADER = "mcp-session-id"
 LEGACY = "2025-11-25"
-MODERN = "2026-07-28"
 #: What exercise 05.2 sends, in order: (HTTP method, JSON-RPC method), and the status each must get.
 HANDSHAKE = (
     ("POST", "initialize", 200),
@@ -126,15 +126,13 @@ def the_handshake_by_hand(check: Checker, handshake_by_hand: Any) -> None:
         found=handshake_by_hand,
         hint="async def handshake_by_hand(url, http): ... return [reply, ...]",
     )
-    try:
-        replies = run_sync(_handshake_on_a_fresh_server(handshake_by_hand))
-    except Exception as error:  # the student's code failed: say how, not where in the checker
-        check.fail(
-            "handshake_by_hand(url, http) on a fresh server",
-            "a list of responses",
-            repr(error),
-            hint="run it yourself on serve_http('streamable-http') and print each reply's status and headers",
-        )
+    replies = check.runs(
+        run_sync,
+        _handshake_on_a_fresh_server(handshake_by_hand),
+        what="handshake_by_hand(url, http) on a fresh server",
+        expected="a list of responses",
+        hint="run it yourself on serve_http('streamable-http') and print each reply's status and headers",
+    )
     check.true(
         isinstance(replies, list) and all(isinstance(reply, httpx2.Response) for reply in replies),
         "what handshake_by_hand returned",
@@ -214,33 +212,14 @@ def forecast_server() -> FastMCP:
     return server
 
 
-def _forecast_call(region: str) -> dict[str, Any]:
-    meta = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
-    arguments = {"region": region}
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"name": "forecast", "arguments": arguments, "_meta": meta},
-    }
-
-
 async def _send_forecasts(header_values: dict[str, str]) -> dict[str, str]:
     """POST a forecast call per region with the given Mcp-Param-Region; what the server answered, in words."""
     answers = {}
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "content-type": "application/json",
-        "mcp-protocol-version": MODERN,
-        "mcp-method": "tools/call",
-        "mcp-name": "forecast",
-    }
     async with serve_http("streamable-http", server=forecast_server()) as url, httpx2.AsyncClient() as http:
         for region, header in header_values.items():
+            post = modern_post("tools/call", {"name": "forecast", "arguments": {"region": region}})
             try:
-                reply = await http.post(
-                    url, json=_forecast_call(region), headers=headers | {"mcp-param-region": header}
-                )
+                reply = await http.post(url, json=post.body, headers=post.headers | {"mcp-param-region": header})
             except Exception as error:  # httpx2 refuses a header value it cannot send
                 answers[region] = f"not sent: {error}"
                 continue
@@ -257,11 +236,9 @@ def encode_a_header_value(check: Checker, header_value: Any) -> None:
     )
     encoded = {}
     for value in (*PLAIN_VALUES, *ENCODED_VALUES):
-        try:
-            encoded[value] = header_value(value)
-        except Exception as error:  # the student's code failed on this value
-            check.fail(f"header_value({value!r})", "a str", repr(error), hint="it must work for any str")
-        check.instance(encoded[value], str, f"header_value({value!r})", hint="return the header value as a str")
+        what = f"header_value({value!r})"
+        encoded[value] = check.runs(header_value, value, what=what, expected="a str", hint="it must work for any str")
+        check.instance(encoded[value], str, what, hint="return the header value as a str")
     answers = run_sync(_send_forecasts(encoded))
     for value, answer in answers.items():
         check.equal(

@@ -22,6 +22,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.servers.knowledge import build_knowledge_server
 
 INVALID_PARAMS = -32602
@@ -55,35 +56,27 @@ REVIEW_NOTES = {"monday": "Stand-up at 9.", "friday": "Ship the release."}
 NO_NOTE = "sunday"
 
 
+def _day(day: str) -> str:
+    return day
+
+
+def _mood(mood: str) -> str:
+    return mood
+
+
 def _check_server(name: str) -> FastMCP:
-    """A server with the template and prompts 07.1 completes, each with one argument."""
+    """A server with the templates and prompts 07.1 completes, each with one argument."""
     server = FastMCP(name, version="1.0.0")
-
-    def note(day: str) -> str:
-        return day
-
-    def mood(mood: str) -> str:
-        return mood
-
-    def plan_the_day(day: str) -> str:
-        return day
-
-    def pick_mood(mood: str) -> str:
-        return mood
-
-    server.resource("notes://{day}", mime_type="text/plain")(note)
-    server.resource("moods://{mood}", mime_type="text/plain")(mood)
-    server.prompt(plan_the_day)
-    server.prompt(pick_mood)
+    server.resource("notes://{day}", name="note", mime_type="text/plain")(_day)
+    server.resource("moods://{mood}", name="mood", mime_type="text/plain")(_mood)
+    server.prompt(_day, name="plan_the_day")
+    server.prompt(_mood, name="pick_mood")
     return server
 
 
 def _register(check: Checker, function: Any, name: str, server: FastMCP, *arguments: Any) -> None:
-    check.true(callable(function), name, expected="a function", found=type(function).__name__, hint=f"def {name}(...)")
-    try:
-        function(server, *arguments)
-    except Exception as error:  # reported as feedback
-        check.fail(f"{name}(mcp, ...)", "it to register on mcp and return", f"{type(error).__name__}: {error}")
+    check.function(function, name, hint=f"def {name}(...)")
+    check.runs(function, server, *arguments, what=f"{name}(mcp, ...)", expected="it to register on mcp and return")
 
 
 async def _completions(server: FastMCP) -> list[list[str] | str]:
@@ -110,16 +103,13 @@ def day_completion(check: Checker, add_day_completion: Any) -> None:
     print(f"{len(COMPLETIONS)} completion requests answered: 'T' -> tuesday, thursday; other arguments get none")
 
 
-async def _review(server: FastMCP) -> tuple[list[Any], Any, MCPError | None]:
+async def _review(server: FastMCP) -> tuple[list[Any], Any, Any]:
+    """The prompts listed, review_note for friday, and what review_note raised (or returned) for NO_NOTE."""
     async with teaching_client(server) as client:
         prompts = await client.list_prompts()
         names = [prompt.name for prompt in prompts]
         result = await client.get_prompt("review_note", {"day": "friday"}) if "review_note" in names else None
-        try:
-            await client.get_prompt("review_note", {"day": NO_NOTE})
-            refused = None
-        except MCPError as error:
-            refused = error
+        refused = await attempt(client.get_prompt("review_note", {"day": NO_NOTE}))
     return prompts, result, refused
 
 
@@ -147,7 +137,7 @@ def review_prompt(check: Checker, add_review_prompt: Any) -> None:
         hint="mcp_types.TextResourceContents(uri=f'notes://{day}', mime_type='text/plain', text=notes[day])",
     )
     check.equal(
-        None if refused is None else refused.error.code,
+        refused.error.code if isinstance(refused, MCPError) else None,
         INVALID_PARAMS,
         f"the error for day={NO_NOTE!r}, which has no note",
         hint="raise fastmcp.exceptions.ValidationError(...) for a day not in notes: fastmcp sends it as -32602; "
@@ -218,10 +208,7 @@ async def _knowledge_resources() -> list[mcp_types.Resource]:
 
 
 def _choose(check: Checker, function: Callable[..., Any], resources: list[Any], budget: int, what: str) -> None:
-    try:
-        found = function(list(resources), budget)
-    except Exception as error:  # reported as feedback
-        check.fail(what, "a list of URIs", f"{type(error).__name__}: {error}")
+    found = check.runs(function, list(resources), budget, what=what, expected="a list of URIs")
     found = [str(uri) for uri in found] if isinstance(found, list | tuple) else found
     check.equal(found, expected_context(resources, budget), what, hint=_context_hint(what))
 
@@ -234,7 +221,7 @@ def _context_hint(what: str) -> str:
 
 @exercise("07.3", answers=("choose_context",))
 def context_choice(check: Checker, choose_context: Any) -> None:
-    check.true(callable(choose_context), "choose_context", expected="a function", found=type(choose_context).__name__)
+    check.function(choose_context, "choose_context")
     knowledge = run_sync(_knowledge_resources())
     for budget in (0, 700, 2500, 3000, 10_000):
         _choose(check, choose_context, knowledge, budget, f"choose_context(<the knowledge server's list>, {budget})")

@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
-from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.check import Checker, described
 from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.lessons.l08_double_import import run_package
@@ -89,7 +89,7 @@ async def _probe_power_server(server: Server[Any]) -> dict[str, Any]:
 
 def _said(outcome: Any) -> str:
     if isinstance(outcome, BaseException):
-        return f"{type(outcome).__name__}: {outcome}"
+        return described(outcome)
     return f"isError {outcome.is_error}, text {_text(outcome)!r}"
 
 
@@ -320,7 +320,6 @@ def fixed_registry(check: Checker, fixed_files: Any) -> None:
             "keep main.py's serve() and its if __name__ == '__main__' block; run your files with "
             "await run_package(fixed_files, 'calc') to see what happens",
         )
-        raise
     check.equal(
         run.main_loaded_as,
         ["__main__"],

@@ -22,6 +22,7 @@ from fastmcp.mcp_config import MCPConfig
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.llm.openai_tools import is_openai_name
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http
@@ -52,17 +53,15 @@ NAME_CASES = [
 ]
 
 
-def _answering(said: str) -> Any:
-    def answer(query: str = "") -> str:
-        return said
-
-    return answer
+def _search(query: str = "") -> str:
+    return query
 
 
 def _server(name: str, tools: list[str]) -> FastMCP:
+    """A server whose tools have the given names (only their names matter to 10.1)."""
     server = FastMCP(name, version="1.0.0")
     for tool in tools:
-        server.tool(_answering(f"{name}/{tool}"), name=tool)
+        server.tool(_search, name=tool)
     return server
 
 
@@ -120,10 +119,8 @@ async def _run_allowlist(filters: dict[str, Any]) -> tuple[list[str], Any, Any]:
     async with serve_http(server=server) as url, Client({"mcpServers": {"calc": {"url": url, **filters}}}) as client:
         names = sorted(tool.name for tool in await client.list_tools())
         divided = await client.call_tool("calculator_divide", {"a": 1, "b": 4}, raise_on_error=False)
-        try:
-            added = await client.call_tool("calculator_add", {"a": 1, "b": 2}, raise_on_error=False)
-        except Exception as error:  # an unknown tool may come back as a protocol error
-            added = error
+        # an unknown tool may come back as a protocol error
+        added = await attempt(client.call_tool("calculator_add", {"a": 1, "b": 2}, raise_on_error=False))
     return names, divided, added
 
 

@@ -24,7 +24,7 @@ from fastmcp.server.middleware import Middleware
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
-from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.check import Checker, described
 from mcp_teach.servers.gates import ANY_TIME
 from mcp_teach.servers.notes import build_notes_server
 from mcp_teach.servers.untrusted import build_untrusted_server
@@ -45,12 +45,8 @@ async def _try_short_notes(gate: Middleware, folder: Path) -> dict[str, Any]:
         fits = await client.call_tool_mcp("save_note", {"title": "fits", "content": "a" * LIMIT})
         too_long = await client.call_tool_mcp("save_note", {"title": "too long", "content": "b" * (LIMIT + 1)})
         read = await client.call_tool_mcp("read_note", {"note_id": "fits"})
-    return {"fits": fits, "too_long": too_long, "read": read, "files": _note_files(folder)}
-
-
-def _note_files(folder: Path) -> list[str]:
-    """The files in ``folder`` but the server's own (the rate-limit counts), whose names start with ``.``."""
-    return sorted(path.name for path in folder.iterdir() if not path.name.startswith("."))
+    files = sorted(path.name for path in folder.iterdir() if not path.name.startswith("."))  # not the rate counts
+    return {"fits": fits, "too_long": too_long, "read": read, "files": files}
 
 
 @exercise("12.1", answers=("ShortNotes",))
@@ -62,15 +58,13 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
         found=ShortNotes,
         hint="class ShortNotes(Middleware): with __init__(self, max_characters) and async def on_call_tool(...)",
     )
-    try:
-        gate = ShortNotes(LIMIT)
-    except TypeError as error:
-        check.fail(
-            "ShortNotes(20)",
-            expected="a gate with a limit of 20 characters",
-            found=str(error),
-            hint="def __init__(self, max_characters: int) -> None: self.max_characters = max_characters",
-        )
+    gate = check.runs(
+        ShortNotes,
+        LIMIT,
+        what="ShortNotes(20)",
+        expected="a gate with a limit of 20 characters",
+        hint="def __init__(self, max_characters: int) -> None: self.max_characters = max_characters",
+    )
     with tempfile.TemporaryDirectory(prefix="mcp-teach-check-12-1-") as folder:
         seen = run_sync(_try_short_notes(gate, Path(folder)))
     fits, too_long = seen["fits"], seen["too_long"]
@@ -155,7 +149,7 @@ def no_traversal(check: Checker, safe_note_path: Any) -> None:
                 check.fail(
                     f"safe_note_path(folder, {title!r})",
                     expected="a path in the folder",
-                    found=f"{type(error).__name__}: {error}",
+                    found=described(error),
                     hint="allow letters, digits, space, '-', '_' and '.', starting with a letter or digit",
                 )
             check.equal(
