@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import socket
 import threading
 import time
@@ -25,6 +26,17 @@ CONNECTION_MODES = [
     ("streamable-http", "legacy"),
 ]
 CONNECTION_MODE_IDS = [f"{connection}-{mode}" for connection, mode in CONNECTION_MODES]
+
+
+#: What an :class:`~mcp_teach.wire.http_recording.HttpExchange` holds that a lesson may show.
+EXCHANGE_FIELDS = ("method", "target", "request_headers", "request_body", "status", "response_headers", "response_body")
+
+
+def recorded_text(capture: Any) -> str:
+    """Everything a capture recorded (each message, each HTTP exchange) as one JSON text, to search for secrets."""
+    messages = [wire.message for wire in capture.messages]
+    exchanges = [{name: getattr(exchange, name) for name in EXCHANGE_FIELDS} for exchange in capture.http]
+    return json.dumps([messages, exchanges])
 
 
 def initialize(version: str, request_id: int = 1) -> dict:

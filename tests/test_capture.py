@@ -170,19 +170,6 @@ def test_iteration_indexing_and_length(recorded, target_name, mode):
 
 
 @pytest.mark.parametrize(("target_name", "mode"), ALL)
-def test_jsonl_roundtrip_is_lossless(recorded, target_name, mode, tmp_path):
-    capture = recorded(target_name, mode)
-    path = capture.to_jsonl(tmp_path / "capture.jsonl")
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert len(lines) == len(capture) + len(capture.http)
-    loaded = Capture.from_jsonl(path)
-    assert loaded.messages == capture.messages
-    assert [json.dumps(w.message) for w in loaded] == [json.dumps(w.message) for w in capture]  # key order too
-    assert loaded.http == capture.http
-    assert loaded.methods() == capture.methods()
-
-
-@pytest.mark.parametrize(("target_name", "mode"), ALL)
 def test_only_http_targets_record_http(recorded, target_name, mode):
     capture = recorded(target_name, mode)
     if target_name in ("server", "stdio", "memory-transport"):

@@ -6,7 +6,6 @@ session; the token never shows in a capture, a log, a banner or an error message
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from mcp.shared.exceptions import MCPError
+from support import recorded_text
 
 from mcp_teach.cli import main
 from mcp_teach.client import teaching_client
@@ -106,11 +106,10 @@ def test_the_right_token_gives_a_full_session_and_never_lands_in_the_capture_or_
     assert "tools/call" in capture.capture.methods()
     exchanges = capture.capture.http
     assert exchanges and all(e.request_headers["authorization"] == f"Bearer {REDACTED}" for e in exchanges)
-    recorded = json.dumps([m.to_json() for m in capture.capture]) + json.dumps([e.to_json() for e in exchanges])
-    exported = capture.capture.to_jsonl(tmp_path / "session.jsonl").read_text(encoding="utf-8")
-    for text in (recorded, exported, caplog.text):
+    recorded = recorded_text(capture.capture)
+    for text in (recorded, caplog.text):
         assert TOKEN not in text
-    assert f'"authorization": "Bearer {REDACTED}"' in exported
+    assert f'"authorization": "Bearer {REDACTED}"' in recorded
 
 
 @pytest.mark.parametrize("transport", HTTP_TRANSPORTS)

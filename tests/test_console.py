@@ -19,7 +19,7 @@ from mcp_teach.display.console import (
     start_console,
     start_terminal_server,
 )
-from mcp_teach.wire.modern_post import curl_command, modern_post
+from mcp_teach.wire.modern_post import modern_post
 
 
 def test_run_command_gives_a_plain_transcript():
@@ -95,7 +95,8 @@ def test_curl_calls_a_tool_on_a_terminal_server_in_one_post():
     add = modern_post("tools/call", {"name": "calculator_add", "arguments": {"a": 1, "b": 2}})
     terminal_a = start_terminal_server("streamable-http")
     try:
-        result = run_command(curl_command(terminal_a.url, add))
+        headers = [argument for name, value in add.headers.items() for argument in ("--header", f"{name}: {value}")]
+        result = run_command(["curl", terminal_a.url, "--silent", "--show-error", *headers, "--data", add.json()])
     finally:
         terminal_a.stop()
     assert result.returncode == 0

@@ -118,11 +118,11 @@ def test_00_2_missing_tool_names_fail(typed_answers):
 
 def test_00_2_a_notification_with_an_id_fails(typed_answers):
     changed = RawStdioServer()
-    messages = [copy.deepcopy(wire.to_json()) for wire in typed_answers["stdio_server"].capture]
-    for data in messages:
-        if data["message"].get("method") == "notifications/initialized":
-            data["message"]["id"] = 9
-    changed.capture = Capture.of(WireMessage.from_json(data) for data in messages)
+    typed = typed_answers["stdio_server"].capture
+    changed.capture = Capture.of(WireMessage(wire.direction, copy.deepcopy(wire.message), wire.at) for wire in typed)
+    for wire in changed.capture:
+        if wire.method == "notifications/initialized":
+            wire.message["id"] = 9
     failed_with("00.2", {**typed_answers, "stdio_server": changed}, "no 'id' member")
 
 

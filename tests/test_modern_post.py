@@ -1,4 +1,4 @@
-"""mcp_teach.wire.modern_post: a 2026-07-28 request by hand, its mirrored headers, as a curl command."""
+"""mcp_teach.wire.modern_post: a 2026-07-28 request by hand and its mirrored headers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mcp_teach.wire.modern_post import curl_command, modern_post
+from mcp_teach.wire.modern_post import modern_post
 
 
 def test_tools_call_carries_the_envelope_and_the_mirrored_headers():
@@ -42,13 +42,3 @@ def test_with_headers_replaces_adds_and_leaves_out():
     changed = post.with_headers({"mcp-name": "u", "origin": "http://x", "mcp-method": None})
     assert changed.headers["mcp-name"] == "u" and changed.headers["origin"] == "http://x"
     assert "mcp-method" not in changed.headers and post.headers["mcp-method"] == "tools/call"
-
-
-def test_curl_command_sends_every_header_and_the_body():
-    post = modern_post("tools/list")
-    command = curl_command("http://127.0.0.1:1/mcp", post)
-    assert command[:4] == ["curl", "http://127.0.0.1:1/mcp", "--silent", "--show-error"]
-    assert command[-2:] == ["--data", post.json()]
-    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--header"] == [
-        f"{name}: {value}" for name, value in post.headers.items()
-    ]

@@ -17,6 +17,7 @@ import pytest
 from fastmcp.server.auth.providers.jwt import StaticTokenVerifier
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import recorded_text
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l12_gates import TOKENS, UNKNOWN_TOKEN, NotesLab
@@ -214,7 +215,7 @@ def test_the_capture_shows_the_gates_but_never_a_token(run, tmp_path):
         "tools/call",
         "tools/call (result)",
     ]
-    recorded = step.capture.to_jsonl(tmp_path / "capture.jsonl").read_text() + str(step)
+    recorded = recorded_text(step.capture) + str(step)
     assert all(token not in recorded for token in TOKENS.values())
     assert {exchange.request_headers["authorization"] for exchange in step.capture.http} == {"Bearer [REDACTED]"}
 

@@ -28,16 +28,18 @@ from mcp_teach.wire.har import to_har, write_har
 from mcp_teach.wire.host_tap_http import parse_listen
 from mcp_teach.wire.host_tap_recording import load_tap
 from mcp_teach.wire.redact import redact_url
-from mcp_teach.wire.stdio_bytes import read_tap
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))
 HANG_TIMEOUT = 60  # only stops a hung test
 TOKEN = "class-token-for-the-tap-test-7f3a"  # a test token
-#: A stand-in server: echoes each stdin line unchanged on stdout and logs its length on stderr.
+#: A stand-in server: echoes each stdin line unchanged on stdout, logs its length on stderr, and keeps what it
+#: received in the file named by its first argument.
 ECHO = (
     "import sys\n"
+    "received = open(sys.argv[1], 'wb')\n"
     "for line in sys.stdin.buffer:\n"
+    "    received.write(line); received.flush()\n"
     "    sys.stdout.buffer.write(line); sys.stdout.flush()\n"
     "    sys.stderr.write(f'got {len(line)} bytes\\n'); sys.stderr.flush()\n"
 )
@@ -47,28 +49,19 @@ def tap(out: Path, *command: str) -> list[str]:
     return [MCP_TEACH, "tap", "--out", str(out), "--", *command]
 
 
-def behind_byte_tap(pipes: Path, *command: str) -> list[str]:
-    """``command`` behind lesson 05's byte-exact relay: what the server itself received and sent."""
-    return [PYTHON, "-m", "mcp_teach.wire.stdio_bytes", str(pipes), "--", *command]
-
-
-def pipe_bytes(pipes: Path, stream: str) -> bytes:
-    return b"".join(line.data for line in read_tap(pipes) if line.stream == stream)
-
-
 # --- stdio -------------------------------------------------------------------------------------------------------
 
 
 def test_every_byte_arrives_unchanged_and_every_line_is_recorded(tmp_path):
     not_json = "grüße\r\n".encode() + b"\xff\xfe raw\n"  # text with CRLF, then bytes that are not UTF-8
     sent = b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n' + not_json + b'[{"a": 1}]\n'
-    pipes, out = tmp_path / "pipes.jsonl", tmp_path / "tap.jsonl"
+    received, out = tmp_path / "received", tmp_path / "tap.jsonl"
     done = subprocess.run(
-        tap(out, *behind_byte_tap(pipes, PYTHON, "-c", ECHO)), input=sent, capture_output=True, timeout=HANG_TIMEOUT
+        tap(out, PYTHON, "-c", ECHO, str(received)), input=sent, capture_output=True, timeout=HANG_TIMEOUT
     )
     assert done.returncode == 0
-    assert pipe_bytes(pipes, "stdin") == sent  # the server received exactly what the client sent
-    assert done.stdout == pipe_bytes(pipes, "stdout") == sent  # and the client exactly what the server wrote
+    assert received.read_bytes() == sent  # the server received exactly what the client sent
+    assert done.stdout == sent  # and the client exactly what the server wrote (its echo)
     assert done.stderr == b"got 41 bytes\ngot 9 bytes\ngot 7 bytes\ngot 11 bytes\n"  # stderr passed through
     records = [json.loads(row) for row in out.read_text().splitlines()]
     assert records[0]["type"] == "tap" and records[0]["transport"] == "stdio" and records[-1]["type"] == "exit"
@@ -90,9 +83,16 @@ def test_every_byte_arrives_unchanged_and_every_line_is_recorded(tmp_path):
     assert len(capture.raw) == 4
 
 
+def test_a_last_line_without_newline_is_relayed_and_recorded(tmp_path):
+    received, out = tmp_path / "received", tmp_path / "tap.jsonl"
+    done = subprocess.run(tap(out, PYTHON, "-c", ECHO, str(received)), input=b"no newline", capture_output=True)
+    assert received.read_bytes() == done.stdout == b"no newline"
+    assert [record["text"] for record in load_tap(out).raw] == ["no newline", "no newline"]
+
+
 def test_the_mcp_sdk_client_through_the_tap_sees_what_the_server_sent(tmp_path, run):
-    pipes, out = tmp_path / "pipes.jsonl", tmp_path / "tap.jsonl"
-    argv = tap(out, *behind_byte_tap(pipes, PYTHON, "-m", "mcp_teach.serve"))
+    inner, out = tmp_path / "inner.jsonl", tmp_path / "tap.jsonl"
+    argv = tap(out, *tap(inner, PYTHON, "-m", "mcp_teach.serve"))  # the inner tap records what the server saw
 
     async def session() -> str:
         params = StdioServerParameters(command=argv[0], args=argv[1:])
@@ -103,12 +103,8 @@ def test_the_mcp_sdk_client_through_the_tap_sees_what_the_server_sent(tmp_path, 
         return result.content[0].text
 
     assert run(session) == "42.0"
-    server_lines = [line for line in read_tap(pipes) if line.stream in ("stdin", "stdout")]
-    recorded = load_tap(out)
-    assert [m.message for m in recorded] == [line.json() for line in server_lines]
-    assert [m.direction for m in recorded] == [
-        "client->server" if line.stream == "stdin" else "server->client" for line in server_lines
-    ]
+    recorded, at_server = load_tap(out), load_tap(inner)
+    assert [(m.direction, m.message) for m in recorded] == [(m.direction, m.message) for m in at_server]
     assert [m.method for m in recorded][:3] == ["initialize", None, "notifications/initialized"]
 
 
@@ -128,8 +124,6 @@ def test_load_tap_equals_what_a_capture_transport_saw_on_the_client_side(tmp_pat
     recorded = load_tap(out)
     assert [(m.direction, m.message) for m in recorded] == [(m.direction, m.message) for m in seen]
     assert recorded.exit_code == 0 and recorded.header["command"] == argv[5:]
-    jsonl = recorded.to_jsonl(tmp_path / "export.jsonl")  # the course's capture format
-    assert [m.message for m in type(recorded).from_jsonl(jsonl)] == [m.message for m in seen]
 
 
 def test_the_tap_exits_with_the_servers_exit_code(tmp_path):

@@ -26,13 +26,9 @@ if TYPE_CHECKING:
     from mcp_teach.transports.http_app import HttpTransport
 
 
-def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def stop_on_sigterm() -> None:
     """Make SIGTERM end a terminal server the way Ctrl-C does: cleanly, exit code 0."""
-    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 def run_server(

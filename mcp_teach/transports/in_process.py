@@ -51,23 +51,20 @@ STDIO_LOG = user_log_folder() / "stdio-server.log"
 STDIO_LOG_LIMIT = 1024 * 1024
 #: What a stdio server started here gets in its environment: plain log lines (no rich boxes or colours) in its log.
 PLAIN_LOGS = {"FASTMCP_ENABLE_RICH_LOGGING": "false", "NO_COLOR": "1"}
+#: The arguments after ``python`` that start the course's stdio server.
+STDIO_SERVER_ARGS = ("-m", "mcp_teach.serve", "--transport", "stdio")
 
 
 def bounded_log(path: Path = STDIO_LOG) -> Path:
     """``path``, first moved aside if it has grown past :data:`STDIO_LOG_LIMIT` (every lesson run appends to it),
-    then made a private regular file (:func:`private_log`)."""
+    then created (mode 0600) or checked: a regular file, not a symbolic link, made private.
+
+    The server process opens the log by name afterwards; what it finds there is the file checked here.
+    """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with contextlib.suppress(OSError):  # a log that cannot be rotated is still written to
         if path.lstat().st_size > STDIO_LOG_LIMIT:
             path.replace(path.with_name(path.name + ".1"))
-    return private_log(path)
-
-
-def private_log(path: Path) -> Path:
-    """Create ``path`` (mode 0600) or check the one there: a regular file, not a symbolic link, made private.
-
-    The server process opens the log by name afterwards; what it finds there is the file checked here.
-    """
     try:
         return make_private(path)
     except OSError as error:  # ELOOP: a symbolic link; ENXIO: a FIFO nobody reads
@@ -182,7 +179,7 @@ def stdio_transport(
     choice = [] if server == DEFAULT_SERVER else ["--server", server]
     return StdioTransport(
         sys.executable,
-        ["-m", "mcp_teach.serve", "--transport", "stdio", *choice],
+        [*STDIO_SERVER_ARGS, *choice],
         env=PLAIN_LOGS,  # merged over the mcp SDK's safe default environment
         log_file=log_file or bounded_log(),
         keep_alive=keep_alive,

@@ -66,15 +66,12 @@ class SessionQuota:
             return
         sessions = self._open.setdefault(person, {})
         session = _header(scope, _SESSION_HEADER)
-        if session is None:
-            if self._would_open(scope) and len(self._prune(sessions)) >= self.limit:
-                await self._refuse(scope, receive, send)
-                return
-            await self.app(scope, receive, self._noting_new(sessions, send))
+        if session is None and self._would_open(scope) and len(self._prune(sessions)) >= self.limit:
+            await self._refuse(scope, receive, send)
             return
         if session in sessions:
             sessions[session] = time.monotonic()
-        await self.app(scope, receive, self._noting_end(sessions, session, scope["method"], send))
+        await self.app(scope, receive, self._noting(sessions, session, scope["method"], send))
 
     @staticmethod
     def _would_open(scope: Scope) -> bool:
@@ -89,22 +86,17 @@ class SessionQuota:
         return sessions
 
     @staticmethod
-    def _noting_new(sessions: dict[bytes, float], send: Send) -> Send:
-        async def noting(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                session = next((v for k, v in message.get("headers", []) if k.lower() == _SESSION_HEADER), None)
-                if session is not None:
-                    sessions[session] = time.monotonic()
-            await send(message)
+    def _noting(sessions: dict[bytes, float], session: bytes | None, method: str, send: Send) -> Send:
+        """``send``, noting the session a response opens (``session`` None) or ends (404, or a ``DELETE`` done)."""
 
-        return noting
-
-    @staticmethod
-    def _noting_end(sessions: dict[bytes, float], session: bytes, method: str, send: Send) -> Send:
         async def noting(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status = message["status"]
-                if status == 404 or (method == "DELETE" and status < 300):
+                if session is None:
+                    opened = next((v for k, v in message.get("headers", []) if k.lower() == _SESSION_HEADER), None)
+                    if opened is not None:
+                        sessions[opened] = time.monotonic()
+                elif status == 404 or (method == "DELETE" and status < 300):
                     sessions.pop(session, None)
             await send(message)
 

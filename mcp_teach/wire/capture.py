@@ -98,6 +98,7 @@ class CaptureTransport(ClientTransport):
     """
 
     def __init__(self, target: Any, *, capture: Capture | None = None, record_http: bool = True) -> None:
+        self.capture = capture if capture is not None else Capture()
         inner = infer_transport(target)
         if (
             record_http
@@ -105,13 +106,9 @@ class CaptureTransport(ClientTransport):
             and inner.httpx_client_factory is None
         ):
             inner = copy.copy(inner)
-            inner.httpx_client_factory = recording_client_factory(self._on_http_exchange)
+            inner.httpx_client_factory = recording_client_factory(self.capture.http.append)
         self.inner: ClientTransport = inner
-        self.capture = capture if capture is not None else Capture()
         self.legacy_only = inner.legacy_only
-
-    def _on_http_exchange(self, exchange: Any) -> None:
-        self.capture.record_http(exchange)
 
     @property
     def messages(self) -> Capture:

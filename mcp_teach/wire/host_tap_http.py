@@ -20,10 +20,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import itertools
-import re
 import signal
 import sys
-from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,6 +34,7 @@ import uvicorn
 from mcp_teach.transports.sockets import bind_socket, server_url
 from mcp_teach.wire.host_tap_writer import TapWriter
 from mcp_teach.wire.redact import redact_body, redact_headers, redact_text, redact_url
+from mcp_teach.wire.sse import EVENT_END, SseEvent, parse_event
 
 #: Headers that belong to one connection, not to the message (RFC 9110 section 7.6.1), plus Host.
 HOP_BY_HOP = frozenset(
@@ -42,9 +42,8 @@ HOP_BY_HOP = frozenset(
 )
 #: Upstream timeouts: no read timeout, since an SSE stream may stay quiet for as long as the session lasts.
 TIMEOUTS = {"connect": 30.0, "read": None, "write": 30.0, "pool": 30.0}
-#: An event ends with a blank line (``\n\n``, ``\r\n\r\n`` or ``\r\r``).
-_EVENT_END = re.compile(r"\r\n\r\n|\n\n|\r\r")
-_FIELD_LINE = re.compile(r"\r\n|\n|\r")
+#: What the recording says of a block with no data (a comment, a keep-alive): no event is dispatched.
+NO_EVENT = SseEvent("message", "")
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
@@ -54,20 +53,6 @@ def parse_listen(listen: str) -> tuple[str, int]:
     if not host or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"--listen wants HOST:PORT, e.g. 127.0.0.1:8010 (PORT 0: any free one), not {listen!r}")
     return host, int(port)
-
-
-def _event_fields(block: str) -> dict[str, Any]:
-    """The fields of one server-sent event (see :func:`mcp_teach.wire.sse.sse_events` for a whole body)."""
-    fields: dict[str, list[str]] = {}
-    for line in _FIELD_LINE.split(block):
-        if line and not line.startswith(":"):
-            name, _, value = line.partition(":")
-            fields.setdefault(name, []).append(value[1:] if value.startswith(" ") else value)
-    return {
-        "event": fields.get("event", ["message"])[-1],
-        "data": "\n".join(fields.get("data", [])),
-        "id": fields.get("id", [None])[-1],
-    }
 
 
 class _EventRecorder:
@@ -81,7 +66,7 @@ class _EventRecorder:
 
     def feed(self, chunk: bytes, *, final: bool = False) -> None:
         self._pending += self._decoder.decode(chunk, final=final)
-        while match := _EVENT_END.search(self._pending):
+        while match := EVENT_END.search(self._pending):
             block, self._pending = self._pending[: match.end()], self._pending[match.end() :]
             self._record(block)
         if final and self._pending:
@@ -90,7 +75,7 @@ class _EventRecorder:
 
     def _record(self, block: str) -> None:
         raw = redact_text(block)
-        self._writer.write("sse-event", exchange=self._exchange, **_event_fields(raw), raw=raw)
+        self._writer.write("sse-event", exchange=self._exchange, **asdict(parse_event(raw) or NO_EVENT), raw=raw)
 
 
 class TapProxy:
@@ -183,7 +168,8 @@ class TapProxy:
                 if events is not None:
                     events.feed(b"", final=True)
                 else:
-                    body = redact_body(_decoded(chunks), upstream_headers.get("content-type", ""))
+                    text = b"".join(chunks).decode("utf-8", "replace")
+                    body = redact_body(text, upstream_headers.get("content-type", ""))
                     self._writer.write("http-body", exchange=number, body=body)
                 if group.cancel_scope.cancel_called:
                     error = error or "the client disconnected"
@@ -197,10 +183,6 @@ class TapProxy:
         headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(message)).encode())]
         await send({"type": "http.response.start", "status": 502, "headers": headers})
         await send({"type": "http.response.body", "body": message})
-
-
-def _decoded(chunks: list[bytes]) -> str:
-    return b"".join(chunks).decode("utf-8", "replace")
 
 
 async def _read_body(receive: Any) -> bytes:
@@ -217,23 +199,6 @@ async def _cancel_on_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
     scope.cancel()
-
-
-class _TapServer(uvicorn.Server):
-    """uvicorn, stopped by SIGINT or SIGTERM with exit code 0 (uvicorn itself re-raises the signal once down)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        def stop(signum: int, frame: object) -> None:
-            self.force_exit = self.should_exit  # a second signal: do not wait for open streams
-            self.should_exit = True
-
-        previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
-        try:
-            yield
-        finally:
-            for signum, handler in previous.items():
-                signal.signal(signum, handler)
 
 
 def run_http_tap(out: Path, listen: str, upstream: str) -> int:
@@ -264,8 +229,10 @@ def run_http_tap(out: Path, listen: str, upstream: str) -> int:
         server_header=False,  # the upstream's own Server and Date headers are passed on
         date_header=False,
     )
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops it as Ctrl-C does
     try:
-        _TapServer(config).run(sockets=[sock])
+        with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises the signal again once it is down
+            uvicorn.Server(config).run(sockets=[sock])
     finally:
         writer.close()
     return 0

@@ -3,8 +3,8 @@
 A recording is a log of events (a line arrived, a response started, an event streamed in); a
 notebook wants what a ``CaptureTransport`` gives: the JSON-RPC messages in wire order and, for HTTP,
 the exchanges. :func:`load_tap` rebuilds both, so ``show``, the diagrams and the explorer work on a
-real host's session as on the course's own. ``capture.to_jsonl(path)`` exports it in the course's
-capture format, :func:`mcp_teach.wire.har.to_har` as HAR 1.2 for a browser's devtools.
+real host's session as on the course's own; :func:`mcp_teach.wire.har.to_har` exports it as HAR 1.2 for a
+browser's devtools.
 """
 
 from __future__ import annotations

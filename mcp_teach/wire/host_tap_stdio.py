@@ -1,9 +1,9 @@
 """``mcp-teach tap --out FILE -- COMMAND...``: record what any host says to a stdio server.
 
 A host (Claude Desktop, VS Code, an agent) starts a stdio server as a command. Put the tap in front
-of that command and the host starts the tap instead; the tap starts the server and relays its pipes
-byte for byte (the relay of :mod:`mcp_teach.wire.stdio_bytes`, lesson 05's), writing one record per
-message to ``FILE``::
+of that command and the host starts the tap instead; the tap starts the server and relays its three
+pipes byte for byte (JSON-RPC client → server on the server's stdin, server → client on its stdout,
+logs on its stderr), writing one record per line to ``FILE``::
 
     {"type": "jsonrpc", "time": "2026-…+00:00", "at": 0.0123, "direction": "client->server", "message": {…}}
 
@@ -19,18 +19,28 @@ Standard library only (plus the course's standard-library modules): a host start
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import IO, Literal
 
 from mcp_teach.wire.host_tap_writer import TapWriter
 from mcp_teach.wire.redact import PEM_BEGIN, PEM_END, REDACTED, redact_argv, redact_json, redact_text
-from mcp_teach.wire.stdio_bytes import Stream, run_tap
 
+Stream = Literal["stdin", "stdout", "stderr"]
 #: The relay's pipe names as the directions a ``Capture`` uses.
 DIRECTIONS = {"stdin": "client->server", "stdout": "server->client"}
 #: Exit code when the server command cannot be started (as a shell reports "command not found").
 CANNOT_START = 127
+#: How long the tap still relays the server's output after the server has exited.
+OUTPUT_GRACE_SECONDS = 2.0
+#: How long a server may keep running after its client closed stdin before the tap stops it.
+INPUT_GRACE_SECONDS = 5.0
 
 
 class MessageRecorder:
@@ -62,15 +72,90 @@ class MessageRecorder:
         self._in_private_key = PEM_BEGIN.search(text) is not None and PEM_END.search(text) is None
         return redact_text(text)
 
-    def close(self) -> None:
-        """Nothing to do: :func:`run_stdio_tap` writes the exit record, then closes the file."""
+
+def _relay(source: IO[bytes], target: IO[bytes], stream: Stream, recorder: MessageRecorder) -> None:
+    """Copy ``source`` to ``target`` line by line, recording each line before forwarding it."""
+    try:
+        for line in iter(source.readline, b""):
+            recorder.record(stream, line)
+            target.write(line)
+            target.flush()
+    except (BrokenPipeError, ValueError, OSError):
+        if stream == "stdout":  # the client stopped reading: the server's next write fails, and it ends
+            with contextlib.suppress(OSError):
+                source.close()
+    finally:
+        if stream == "stdin":  # the client closed the server's stdin: pass the end of input on
+            with contextlib.suppress(OSError):
+                target.close()
+
+
+def _exit_code(returncode: int) -> int:
+    """The server's exit code; killed by signal N (``-N`` from Popen), the shell's ``128 + N``."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _end_after_input(stdin_relay: threading.Thread, server: subprocess.Popen, signal_server) -> None:
+    """Once the client has closed the server's stdin, give the server a moment to exit, then stop it.
+
+    The sequence the MCP specification asks a stdio client for (close stdin, SIGTERM, SIGKILL), so the tap ends
+    when its client does even in front of a server that ignores the end of its input.
+    """
+    stdin_relay.join()
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            server.wait(INPUT_GRACE_SECONDS)
+            return
+        except subprocess.TimeoutExpired:
+            signal_server(signum, None)
+
+
+def _relay_server(command: list[str], recorder: MessageRecorder) -> int:
+    """Run ``command`` with its three pipes relayed through ``recorder``; return its exit code.
+
+    SIGTERM and SIGINT are passed on to the server (its whole process group, so a launcher such as
+    ``npx`` takes its child with it) and the server is reaped before this returns: no process is left behind.
+    """
+    started: list[subprocess.Popen] = []
+    early: list[int] = []  # signals that came before the server existed
+
+    def forward(signum: int, frame: object) -> None:
+        if not started:
+            early.append(signum)
+            return
+        with contextlib.suppress(OSError):  # already gone
+            os.killpg(started[0].pid, signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, forward)
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    started.append(server)
+    for signum in early:
+        forward(signum, None)
+    # Not sys.stdin.buffer: the interpreter closes that one on exit and would wait for the lock the relay, still
+    # reading from a client that has not closed, holds ("could not acquire lock ... at interpreter shutdown").
+    client_input = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115  (lives as long as the relay)
+    relays = [
+        threading.Thread(target=_relay, args=(client_input, server.stdin, "stdin", recorder), daemon=True),
+        threading.Thread(target=_relay, args=(server.stdout, sys.stdout.buffer, "stdout", recorder), daemon=True),
+        threading.Thread(target=_relay, args=(server.stderr, sys.stderr.buffer, "stderr", recorder), daemon=True),
+    ]
+    for relay in relays:
+        relay.start()
+    threading.Thread(target=_end_after_input, args=(relays[0], server, forward), daemon=True).start()
+    code = server.wait()
+    for relay in relays[1:]:  # the server's output ends with it (unless a child of its own still holds the pipe)
+        relay.join(OUTPUT_GRACE_SECONDS)
+    return _exit_code(code)
 
 
 def run_stdio_tap(out: Path, command: list[str]) -> int:
     """Run ``command`` behind the tap, recording into ``out``; return the server's exit code."""
     writer = TapWriter(out, transport="stdio", command=redact_argv(command))
     try:
-        code = run_tap(out, command, recorder=MessageRecorder(writer))
+        code = _relay_server(command, MessageRecorder(writer))
     except OSError as error:  # no such command, not executable
         print(f"mcp-teach tap: cannot start {command[0]!r}: {error.strerror or error}", file=sys.stderr)
         writer.write("exit", code=CANNOT_START, error=str(error))

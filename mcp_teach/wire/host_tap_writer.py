@@ -5,7 +5,7 @@ recording is complete up to the moment a host killed the tap. Every record carri
 ``time`` (wall clock, ISO 8601 UTC, for HAR and for people) and ``at`` (seconds since the tap
 started, for diagrams and timings). The first record (``type: "tap"``) says what was tapped.
 
-Standard library only (and the relay's standard-library module): the stdio tap is started by a host for
+Standard library only (and the course's standard-library modules): the stdio tap is started by a host for
 every connection and must start fast.
 The file is created 0600 (:func:`~mcp_teach.private_files.open_private`).
 """

@@ -44,8 +44,6 @@ class HttpExchange:
         response_headers: dict[str, str] | None = None,
         response_body: str = "",
         ended_at: float | None = None,
-        *,
-        redact: bool = True,
     ) -> None:
         self.method = method
         #: Path and query, e.g. ``/mcp`` or ``/messages/?session_id=...``.
@@ -58,7 +56,7 @@ class HttpExchange:
         self._response_headers: dict[str, str] | RawHeaders = response_headers or {}
         self._response_chunks: list[bytes] | None = None  # set while recording a live response
         self._response_body = response_body
-        self._redact = redact
+        self._redact = True
 
     @classmethod
     def _recording(cls, request: httpx2.Request, body: bytes, redact: bool = True) -> HttpExchange:
@@ -116,33 +114,8 @@ class HttpExchange:
     def content_type(self) -> str | None:
         return self.response_headers.get("content-type")
 
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in _FIELDS}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> HttpExchange:
-        return cls(**data)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, HttpExchange):
-            return NotImplemented
-        return self.to_json() == other.to_json()
-
     def __repr__(self) -> str:
-        return f"HttpExchange({', '.join(f'{name}={value!r}' for name, value in self.to_json().items())})"
-
-
-_FIELDS = (
-    "method",
-    "target",
-    "request_headers",
-    "request_body",
-    "started_at",
-    "status",
-    "response_headers",
-    "response_body",
-    "ended_at",
-)
+        return f"<HttpExchange {self.method} {self.target} {self.status}>"
 
 
 class _RecordingBody(httpx2.AsyncByteStream):
@@ -194,9 +167,7 @@ class RecordingHTTPTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def recording_client_factory(
-    on_exchange: Callable[[HttpExchange], None], *, redact: bool = True
-) -> Callable[..., httpx2.AsyncClient]:
+def recording_client_factory(on_exchange: Callable[[HttpExchange], None]) -> Callable[..., httpx2.AsyncClient]:
     """An ``httpx_client_factory`` for fastmcp's HTTP transports that records exchanges.
 
     It builds the client the way the MCP SDK does by default (30 s timeouts,
@@ -213,7 +184,7 @@ def recording_client_factory(
             headers=headers,
             timeout=timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
             auth=auth,
-            transport=RecordingHTTPTransport(on_exchange, redact=redact),
+            transport=RecordingHTTPTransport(on_exchange),
             **kwargs,
         )
 

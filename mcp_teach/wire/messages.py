@@ -1,16 +1,13 @@
 """What a capture holds: JSON-RPC messages in wire order, with their direction.
 
 A :class:`Capture` is a list of :class:`WireMessage` objects plus the helpers a
-lesson needs: pairing a response with its request, the sequence of methods,
-and JSON Lines export/import.
+lesson needs: pairing a response with its request and the sequence of methods.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from mcp.shared.message import SessionMessage
@@ -85,13 +82,6 @@ class WireMessage:
     def id(self) -> int | str | None:
         return self.message.get("id")
 
-    def to_json(self) -> dict[str, Any]:
-        return {"type": "jsonrpc", "direction": self.direction, "at": self.at, "message": self.message}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> WireMessage:
-        return cls(data["direction"], data["message"], data["at"])
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, WireMessage):
             return NotImplemented
@@ -113,9 +103,6 @@ class Capture:
     def record(self, direction: Direction, message: SessionMessage, at: float) -> None:
         """Append a message as it crosses the transport (converted lazily)."""
         self.messages.append(WireMessage(direction, at=at, source=message))
-
-    def record_http(self, exchange: HttpExchange) -> None:
-        self.http.append(exchange)
 
     def clear(self) -> None:
         """Forget everything recorded so far (the connection stays open)."""
@@ -166,30 +153,6 @@ class Capture:
     def pairs(self) -> list[tuple[WireMessage, WireMessage | None]]:
         """Every request with its response (``None`` if none came back)."""
         return [(request, self.response_to(request)) for request in self.requests()]
-
-    def to_jsonl(self, path: str | Path) -> Path:
-        """Write one JSON object per line: each message, then each HTTP exchange."""
-        path = Path(path)
-        with path.open("w", encoding="utf-8") as out:
-            for wire in self.messages:
-                out.write(json.dumps(wire.to_json(), ensure_ascii=False) + "\n")
-            for exchange in self.http:
-                out.write(json.dumps({"type": "http", **exchange.to_json()}, ensure_ascii=False) + "\n")
-        return path
-
-    @classmethod
-    def from_jsonl(cls, path: str | Path) -> Capture:
-        """Load a capture written by :meth:`to_jsonl`."""
-        capture = cls()
-        for line in Path(path).read_text(encoding="utf-8").split("\n"):
-            if not line.strip():
-                continue
-            data = json.loads(line)
-            if data.pop("type", "jsonrpc") == "http":
-                capture.http.append(HttpExchange.from_json(data))
-            else:
-                capture.messages.append(WireMessage.from_json(data))
-        return capture
 
     @classmethod
     def of(cls, messages: Iterable[WireMessage]) -> Capture:

@@ -1,11 +1,11 @@
-"""A 2026-07-28 request written by hand (lessons 05, 12): its JSON body, the headers that mirror it, as ``curl``.
+"""A 2026-07-28 request written by hand (lessons 05, 12): its JSON body and the headers that mirror it.
 
 In 2026-07-28 streamable HTTP keeps no session, so one POST is a whole exchange and any HTTP client can call a
 tool. :func:`modern_post` builds the request as an MCP client sends it: the body carries the ``_meta``
 envelope (protocol version and client capabilities are required, client info is a SHOULD; 2026-07-28,
 basic/index, ``_meta``), and the headers mirror the body (``MCP-Protocol-Version``, ``Mcp-Method``, and
 ``Mcp-Name`` for ``tools/call``, ``resources/read``, ``prompts/get``; 2026-07-28,
-basic/transports/streamable-http, Request Metadata). :func:`curl_command` writes it for a terminal.
+basic/transports/streamable-http, Request Metadata).
 """
 
 from __future__ import annotations
@@ -70,11 +70,3 @@ def modern_post(method: str, params: Mapping[str, Any] | None = None, *, request
             raise ValueError(f"{name!r} needs the Base64 form of Mcp-Name, which this helper does not write")
         headers["mcp-name"] = name
     return ModernPost(body, headers)
-
-
-def curl_command(url: str, post: ModernPost) -> list[str]:
-    """The ``curl`` command line that POSTs ``post`` to ``url`` and prints the response body."""
-    command = ["curl", url, "--silent", "--show-error"]
-    for name, value in post.headers.items():
-        command += ["--header", f"{name}: {value}"]
-    return [*command, "--data", post.json()]

@@ -16,7 +16,6 @@ would write.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from contextlib import AsyncExitStack
 from typing import Any
@@ -28,26 +27,27 @@ from mcp.shared.message import SessionMessage
 
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.frames import Rejected, check_frame
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage, wire_dict
-from mcp_teach.wire.raw_stdio import as_object, expects_reply
-
-#: How long to wait for a reply before deciding the server sent none (as RawStdioServer).
-REPLY_TIMEOUT = 5.0
+from mcp_teach.wire.messages import wire_dict
+from mcp_teach.wire.raw_stdio import RawConnection
 
 
-class RawMemoryServer:
+class RawMemoryServer(RawConnection):
     """A fresh calculator (or ``server``) on a new in-memory connection, spoken to in plain JSON-RPC dicts.
 
     Everything sent and received is kept in :attr:`capture`. Leaving the ``async with`` block ends the
     connection, as closing a stdio server's stdin would.
     """
 
+    #: How long to wait for a reply before deciding the server sent none (nothing to start here).
+    reply_timeout = 5.0
+    notification_wait = 0.05
+
     def __init__(self, server: FastMCP | None = None) -> None:
+        super().__init__()
         self.server = server
-        self.capture = Capture()
         self._stack: AsyncExitStack | None = None
-        self._read: Any = None
-        self._write: Any = None
+        self._read_stream: Any = None
+        self._write_stream: Any = None
         self._rejections: deque[dict[str, Any]] = deque()
 
     async def __aenter__(self) -> RawMemoryServer:
@@ -62,50 +62,30 @@ class RawMemoryServer:
             tasks = await stack.enter_async_context(anyio.create_task_group())
             tasks.start_soon(lowlevel.run, server_read, server_write, lowlevel.create_initialization_options())
             stack.callback(tasks.cancel_scope.cancel)
-            self._read, self._write = client_streams
+            self._read_stream, self._write_stream = client_streams
             self._stack = stack.pop_all()
+        self._open = True
         return self
 
     async def __aexit__(self, *exc_info: Any) -> bool | None:
-        stack, self._stack = self._require_stack(), None
+        self._require_open()
+        stack, self._stack, self._open = self._stack, None, False
         return await stack.__aexit__(*exc_info)
 
-    def _require_stack(self) -> AsyncExitStack:
-        if self._stack is None:
-            raise RuntimeError("use 'async with RawMemoryServer() as server:' first")
-        return self._stack
-
-    async def send(self, message: dict[str, Any] | str) -> None:
-        """Send one message: a dict as the JSON object it is, a str as the exact text of a stdio line."""
-        self._require_stack()
-        line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
-        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, as_object(line), _now()))
+    async def _write(self, line: str) -> None:
+        """Read ``line`` as the stdio server reads one, then hand it to the server."""
         checked = check_frame(line.encode())
         if isinstance(checked, Rejected):  # answered as the stdio server answers an unreadable line
             self._rejections.append(checked.reply.model_dump(by_alias=True, mode="json", exclude_unset=True))
             return
-        await self._write.send(SessionMessage(checked))
+        await self._write_stream.send(SessionMessage(checked))
 
-    async def receive(self, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
-        """The next message from the server as a dict, or ``None`` if none came in time."""
-        self._require_stack()
+    async def _read(self, timeout: float) -> dict[str, Any] | None:
         if self._rejections:
-            message: dict[str, Any] | None = self._rejections.popleft()
-        else:
-            message = None
-            with anyio.move_on_after(timeout):
-                while message is None:  # the server sends SessionMessages only; anything else is skipped
-                    item = await self._read.receive()
-                    message = wire_dict(item) if isinstance(item, SessionMessage) else None
-        if message is not None:
-            self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, _now()))
+            return self._rejections.popleft()
+        message = None
+        with anyio.move_on_after(timeout):
+            while message is None:  # the server sends SessionMessages only; anything else is skipped
+                item = await self._read_stream.receive()
+                message = wire_dict(item) if isinstance(item, SessionMessage) else None
         return message
-
-    async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
-        """Send one message and return the server's reply (``None`` for a notification: none comes)."""
-        await self.send(message)
-        return await self.receive(timeout if expects_reply(message) else 0.05)
-
-
-def _now() -> float:
-    return anyio.current_time()

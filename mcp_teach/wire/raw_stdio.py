@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from mcp_teach.transports.in_process import PLAIN_LOGS, STDIO_LOG, bounded_log
+import anyio
+
+from mcp_teach.transports.in_process import PLAIN_LOGS, STDIO_LOG, STDIO_SERVER_ARGS, bounded_log
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
 
 #: How long to wait for a reply line before deciding the server sent none: long enough for a server to start
@@ -25,7 +27,52 @@ from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture,
 REPLY_TIMEOUT = 30.0
 
 
-class RawStdioServer:
+class RawConnection:
+    """What both raw servers share: plain JSON-RPC dicts (or exact lines) in and out, all kept in :attr:`capture`.
+
+    A subclass says how one line reaches the server (``_write``) and how its next reply comes back (``_read``).
+    """
+
+    #: The default wait for a reply; for a notification only ``notification_wait``, since none comes.
+    reply_timeout = REPLY_TIMEOUT
+    notification_wait = 0.3
+
+    def __init__(self) -> None:
+        self.capture = Capture()
+        self._open = False
+
+    def _require_open(self) -> None:
+        if not self._open:
+            raise RuntimeError(f"use 'async with {type(self).__name__}() as server:' first")
+
+    async def _write(self, line: str) -> None:
+        raise NotImplementedError
+
+    async def _read(self, timeout: float) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    async def send(self, message: dict[str, Any] | str) -> None:
+        """Send one message: a dict as the JSON object it is, a str as the exact text of a stdio line."""
+        self._require_open()
+        line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
+        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, as_object(line), anyio.current_time()))
+        await self._write(line)
+
+    async def receive(self, timeout: float | None = None) -> dict[str, Any] | None:
+        """The next message from the server as a dict, or ``None`` if none came in time."""
+        self._require_open()
+        message = await self._read(self.reply_timeout if timeout is None else timeout)
+        if message is not None:
+            self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, anyio.current_time()))
+        return message
+
+    async def exchange(self, message: dict[str, Any] | str, timeout: float | None = None) -> dict[str, Any] | None:
+        """Send one message and return the server's reply (``None`` for a notification: none comes)."""
+        await self.send(message)
+        return await self.receive(timeout if expects_reply(message) else self.notification_wait)
+
+
+class RawStdioServer(RawConnection):
     """``python -m mcp_teach.serve --transport stdio`` as a subprocess with raw pipes.
 
     Everything written and read is kept in :attr:`capture` (lines that are not
@@ -33,27 +80,26 @@ class RawStdioServer:
     """
 
     def __init__(self, log_file: Path = STDIO_LOG) -> None:
+        super().__init__()
         self.log_file = log_file
-        self.capture = Capture()
         self._process: asyncio.subprocess.Process | None = None
 
     async def __aenter__(self) -> RawStdioServer:
         with bounded_log(self.log_file).open("a") as log:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
-                "-m",
-                "mcp_teach.serve",
-                "--transport",
-                "stdio",
+                *STDIO_SERVER_ARGS,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=log,
                 env={**os.environ, **PLAIN_LOGS},
             )
+        self._open = True
         return self
 
     async def __aexit__(self, *exc_info: Any) -> None:
-        process = self._require_process()
+        self._require_open()
+        process = self._process
         if process.stdin and not process.stdin.is_closing():
             process.stdin.close()
         try:
@@ -62,33 +108,18 @@ class RawStdioServer:
             process.kill()
             await process.wait()
 
-    def _require_process(self) -> asyncio.subprocess.Process:
-        if self._process is None:
-            raise RuntimeError("use 'async with RawStdioServer() as server:' first")
-        return self._process
+    async def _write(self, line: str) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        self._process.stdin.write(line.encode() + b"\n")
+        await self._process.stdin.drain()
 
-    async def send(self, message: dict[str, Any] | str) -> None:
-        """Write one line: a dict is encoded as JSON, a str is sent exactly as given."""
-        process = self._require_process()
-        line = message if isinstance(message, str) else json.dumps(message, separators=(",", ":"))
-        self.capture.messages.append(WireMessage(CLIENT_TO_SERVER, as_object(line), _now()))
-        assert process.stdin is not None
-        process.stdin.write(line.encode() + b"\n")
-        await process.stdin.drain()
-
-    async def receive(self, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
-        """The next line from the server as a dict, or ``None`` if none came in time."""
-        process = self._require_process()
-        assert process.stdout is not None
+    async def _read(self, timeout: float) -> dict[str, Any] | None:
+        assert self._process is not None and self._process.stdout is not None
         try:
-            line = await asyncio.wait_for(process.stdout.readline(), timeout)
+            line = await asyncio.wait_for(self._process.stdout.readline(), timeout)
         except TimeoutError:
             return None
-        if not line:
-            return None
-        message = as_object(line.decode().rstrip("\n"))
-        self.capture.messages.append(WireMessage(SERVER_TO_CLIENT, message, _now()))
-        return message
+        return as_object(line.decode().rstrip("\n")) if line else None
 
     async def receive_all(self, timeout: float = REPLY_TIMEOUT, quiet: float = 0.5) -> list[dict[str, Any]]:
         """Every line the server sends: the first within ``timeout``, then until it is quiet for ``quiet`` seconds."""
@@ -98,12 +129,6 @@ class RawStdioServer:
             replies.append(reply)
             wait = quiet
         return replies
-
-    async def exchange(self, message: dict[str, Any] | str, timeout: float = REPLY_TIMEOUT) -> dict[str, Any] | None:
-        """Send one line and return the server's reply (``None`` for a notification: none comes)."""
-        await self.send(message)
-        wait = timeout if expects_reply(message) else 0.3
-        return await self.receive(wait)
 
 
 def expects_reply(message: dict[str, Any] | str) -> bool:
@@ -118,7 +143,3 @@ def as_object(line: str) -> dict[str, Any]:
     except ValueError:
         return {"raw": line}
     return value if isinstance(value, dict) else {"raw": line}
-
-
-def _now() -> float:
-    return asyncio.get_running_loop().time()

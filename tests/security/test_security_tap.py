@@ -148,10 +148,3 @@ def test_the_stdio_tap_records_no_credential_from_arguments_or_stderr(tmp_path):
     assert recorded.log == ["OPENAI_API_KEY=[REDACTED]\n", "connecting with [REDACTED]\n", *["[REDACTED]\n"] * 3]
     assert_absent([API_KEY, TOKEN, GITHUB_SHAPED, PEM_BODY], out.read_text())
     assert mode_of(out) == 0o600
-
-
-def test_the_byte_relay_file_is_readable_by_its_owner_only(tmp_path):
-    pipes = tmp_path / "pipes.jsonl"
-    relay = [PYTHON, "-m", "mcp_teach.wire.stdio_bytes", str(pipes), "--", PYTHON, "-c", "pass"]
-    assert subprocess.run(relay, stdin=subprocess.DEVNULL, timeout=HANG_TIMEOUT).returncode == 0
-    assert mode_of(pipes) == 0o600
