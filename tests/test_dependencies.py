@@ -17,7 +17,7 @@ import mcp_teach
 PACKAGE = Path(mcp_teach.__file__).parent
 PYPROJECT = PACKAGE.parent / "pyproject.toml"
 #: Imported inside ``try``/``except ImportError``: the code works without them.
-OPTIONAL = {"sniffio": "transports/http_app.py sets its context variable when it is there", "fcntl": "POSIX only"}
+OPTIONAL = {"fcntl": "POSIX only"}
 
 
 def _normalized(name: str) -> str:

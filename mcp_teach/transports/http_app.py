@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+import sniffio
 from fastmcp import FastMCP
 from fastmcp.server.http import HostOriginGuardMiddleware
 from starlette.applications import Starlette
@@ -14,11 +15,6 @@ from mcp_teach.servers.student_tokens import INSTRUCTOR
 from mcp_teach.transports.class_token import ClassTokenMiddleware
 from mcp_teach.transports.http_guard import json_rpc_guard
 from mcp_teach.transports.session_quota import SessionQuota
-
-try:
-    import sniffio
-except ImportError:  # anyio then asks asyncio for the running loop, which is cheap: nothing to do
-    sniffio = None
 
 HttpTransport = Literal["sse", "streamable-http"]
 #: Bind addresses meaning "every interface".
@@ -124,7 +120,6 @@ def guarded_http_app(
     Host/Origin guard stays in front of it, so a bad Host or Origin is refused before the token is looked at.
     ``stateless`` (streamable HTTP only) keeps no session between requests (see :mod:`.class_mode`).
     """
-    loop_known = [Middleware(AsyncLibraryKnown)] if sniffio else []
     token_check = [Middleware(ClassTokenMiddleware, token=token)] if token else []
     # Sessions only in the handshake era of streamable HTTP with state; each person has their own credential.
     keeps_sessions = transport == "streamable-http" and not stateless
@@ -138,7 +133,7 @@ def guarded_http_app(
         host_origin_protection="auto",
         allowed_hosts=allowed_hosts(host),
         middleware=[
-            *loop_known,
+            Middleware(AsyncLibraryKnown),
             *token_check,
             *session_quota,
             json_rpc_guard(transport, path, stateless, authenticated_only=server.auth is not None),
