@@ -16,7 +16,7 @@ import pytest
 from raw_peers import StdioPeer, http_server
 
 from mcp_teach.lessons.l03_errors import raw_request
-from mcp_teach.transports.envelope import ENVELOPE_KEYS, stdio_refusal
+from mcp_teach.transports.envelope import ENVELOPE_KEYS, MODERN, stdio_refusal
 from mcp_teach.transports.in_process import serve_http
 
 BARE_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -91,6 +91,26 @@ def test_a_bare_http_post_is_told_how_to_join_either_era_and_opens_no_session():
     assert error["data"]["missing"] == ["MCP-Protocol-Version", *ENVELOPE_KEYS]
     assert '"MCP-Protocol-Version: 2026-07-28"' in error["message"] and "Mcp-Session-Id header" in error["message"]
     assert opened.status_code == 200 and opened.headers["mcp-session-id"]
+
+
+MODERN_LIST = raw_request(3, "tools/list", {})  # carries the 2026-07-28 envelope in _meta
+
+
+@pytest.mark.parametrize("stateless", [False, True], ids=["sessions", "stateless"])
+@pytest.mark.parametrize("header", ["2025-11-25", "2099-01-01"])
+def test_a_version_header_that_disagrees_with_meta_is_a_header_mismatch(run, stateless, header):
+    async def scenario():
+        async with serve_http("streamable-http", stateless=stateless) as url, httpx2.AsyncClient() as client:
+            headers = {**HEADERS, "mcp-protocol-version": header, "mcp-method": "tools/list"}
+            mismatched = await client.post(url, json=MODERN_LIST, headers=headers)
+            agreeing = await client.post(url, json=MODERN_LIST, headers={**headers, "mcp-protocol-version": MODERN})
+            return mismatched, agreeing
+
+    mismatched, agreeing = run(scenario)
+    assert mismatched.status_code == 400
+    assert (mismatched.json()["id"], mismatched.json()["error"]["code"]) == (3, -32020)
+    assert mismatched.json()["error"]["data"] == {"header": header, "body": MODERN}
+    assert agreeing.status_code == 200 and '"calculator_add"' in agreeing.text
 
 
 def test_a_stateless_server_answers_a_bare_post(run):

@@ -165,11 +165,6 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     (*HTTP, "error -32001 id=null"): (
         'the same for the class token\'s 401 (class_token._unauthorized: "id null: the request was not read")'
     ),
-    (*HTTP, "error -32600 id=null"): (
-        "a 2026-07-28 POST whose MCP-Protocol-Version header (2025-11-25) disagrees with its _meta gets -32600 "
-        '"Bad Request: Missing session ID" with "id": null though its id was readable; streamable-http, Server '
-        "Validation, asks for 400 and -32020 HeaderMismatch with the request's id"
-    ),
 }
 
 

@@ -19,6 +19,10 @@ the rule's own code, the missing pieces in ``data.missing`` and both ways to fix
 - HTTP: ``400`` with ``-32020`` header mismatch, which 2026-07-28 requires when ``MCP-Protocol-Version``
   is missing (basic/transports/streamable-http, "Server Validation").
 
+A request whose ``MCP-Protocol-Version`` header names another version than its ``_meta`` gets ``400`` with
+``-32020`` too (same page, "Protocol Version Header": the server MUST reject it); the SDK would take the header's
+word, and answer a 2025-11-25 header ``"Bad Request: Missing session ID"`` with ``"id": null``.
+
 Answering before the SDK sees the request has one more use on stdio: the SDK fixes a connection's era
 with its first request, so a bare first request would lock the connection in the handshake era and the
 corrected request would then be refused too.
@@ -91,6 +95,24 @@ def http_refusal(request: Mapping[str, Any], headers: dict[bytes, bytes]) -> Rej
     )
     missing = ["MCP-Protocol-Version", *missing_envelope_keys(request.get("params"))]
     return _refused(request["id"], HEADER_MISMATCH, message, missing)
+
+
+def version_header_mismatch(request: Mapping[str, Any], headers: dict[bytes, bytes]) -> Rejected | None:
+    """The error for a POSTed request whose ``MCP-Protocol-Version`` header disagrees with its ``_meta``, else None."""
+    header = headers.get(b"mcp-protocol-version")
+    meta = (request.get("params") or {}).get("_meta")
+    body = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+    if header is None or not isinstance(body, str) or header.decode("latin-1") == body:
+        return None
+    message = (
+        f"Header mismatch: the MCP-Protocol-Version header says {header.decode('latin-1')!r} but "
+        f"params._meta[{PROTOCOL_VERSION_KEY!r}] says {body!r}. Send the same version in both "
+        "(2026-07-28, basic/transports/streamable-http, Protocol Version Header)."
+    )
+    error = types.ErrorData(
+        code=HEADER_MISMATCH, message=message, data={"header": header.decode("latin-1"), "body": body}
+    )
+    return Rejected(types.JSONRPCError(jsonrpc="2.0", id=request["id"], error=error))
 
 
 def _refused(id: types.RequestId, code: int, message: str, missing: list[str]) -> Rejected:

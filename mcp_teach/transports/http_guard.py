@@ -26,7 +26,7 @@ from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from mcp_teach.transports.envelope import http_refusal
+from mcp_teach.transports.envelope import http_refusal, version_header_mismatch
 from mcp_teach.transports.frames import (
     MAX_MESSAGE_BYTES,
     Rejected,
@@ -122,10 +122,12 @@ class JsonRpcGuard:
         limit: int = MAX_MESSAGE_BYTES,
         sessions: bool = False,
         authenticated_only: bool = False,
+        headers_mirror_body: bool = False,
     ) -> None:
         self.app = app
         self.paths = {path.rstrip("/") for path in paths}
         self.limit = limit
+        self.headers_mirror_body = headers_mirror_body  # streamable HTTP: MCP-Protocol-Version must match _meta
         self.sessions = sessions  # a legacy request then needs a session: one without any is told how to fix it
         # With fastmcp's auth, a request without a valid token goes on unread, to fastmcp's 401: a stranger
         # learns nothing from how its body would have been parsed.
@@ -142,17 +144,19 @@ class JsonRpcGuard:
         if read is None:
             return
         body, size = read
-        refusal = _refusal(body, size, self.limit, scope if self.sessions else None)
+        checked = self.sessions or self.headers_mirror_body
+        refusal = _refusal(body, size, self.limit, scope if checked else None, self.sessions)
         if refusal is None:
             await self.app(scope, _Replay(receive, body), send)
         else:
             await refusal(scope, receive, send)
 
 
-def _refusal(body: bytes, size: int, limit: int, session_scope: Scope | None) -> Response | None:
+def _refusal(body: bytes, size: int, limit: int, scope: Scope | None, sessions: bool) -> Response | None:
     """The error response for a body mcp should not get, or None (the parsed message is not kept meanwhile).
 
-    ``session_scope``: the request, when its server keeps sessions (see :func:`.envelope.http_refusal`).
+    ``scope``: the request, when its headers must agree with its body (streamable HTTP); ``sessions``: its server
+    keeps sessions (see :func:`.envelope.http_refusal`).
     """
     if size > limit:
         return _reply(too_large(size, limit), 413)
@@ -161,10 +165,11 @@ def _refusal(body: bytes, size: int, limit: int, session_scope: Scope | None) ->
         return _reply(message, 400)
     if is_misplaced_call(message):
         return _reply(_needs_an_id(message["method"]), 400)
-    no_era = None
-    if session_scope is not None and is_call(message) and "id" in message:
-        no_era = http_refusal(message, _era_headers(session_scope))
-    return None if no_era is None else _reply(no_era, 400)
+    if scope is None or not is_call(message) or "id" not in message:
+        return None
+    headers = _era_headers(scope)
+    refused = version_header_mismatch(message, headers) or (http_refusal(message, headers) if sessions else None)
+    return None if refused is None else _reply(refused, 400)
 
 
 def json_rpc_guard(transport: str, path: str, stateless: bool = False, authenticated_only: bool = False) -> Middleware:
@@ -175,4 +180,10 @@ def json_rpc_guard(transport: str, path: str, stateless: bool = False, authentic
     """
     message_path = fastmcp.settings.message_path if transport == "sse" else path
     sessions = transport == "streamable-http" and not stateless
-    return Middleware(JsonRpcGuard, paths=[message_path], sessions=sessions, authenticated_only=authenticated_only)
+    return Middleware(
+        JsonRpcGuard,
+        paths=[message_path],
+        sessions=sessions,
+        authenticated_only=authenticated_only,
+        headers_mirror_body=transport == "streamable-http",
+    )
