@@ -105,8 +105,8 @@ def version_header_mismatch(request: Mapping[str, Any], headers: dict[bytes, byt
     if header is None or not isinstance(body, str) or header.decode("latin-1") == body:
         return None
     message = (
-        f"Header mismatch: the MCP-Protocol-Version header says {header.decode('latin-1')!r} but "
-        f"params._meta[{PROTOCOL_VERSION_KEY!r}] says {body!r}. Send the same version in both "
+        f"Header mismatch: MCP-Protocol-Version {header.decode('latin-1')!r} does not match "
+        f"params._meta[{PROTOCOL_VERSION_KEY!r}] {body!r}. Send the same version in both "
         "(2026-07-28, basic/transports/streamable-http, Protocol Version Header)."
     )
     error = types.ErrorData(
