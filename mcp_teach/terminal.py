@@ -65,7 +65,7 @@ async def run_demo(
             capture.capture.clear()
             _heading(f"4. The LLM tool loop: {question!r}", write)
             result = await ask(question, client, llm, model=model, max_rounds=settings.llm_max_tool_rounds)
-            write(result.trace.timeline())
+            write(result.trace.text())
             _heading("   ... and the MCP messages of that loop", write)
             write(show(capture, methods=["tools/call"]).text())
             _heading("Answer", write)

@@ -166,7 +166,7 @@ def test_a_call_with_arguments_that_are_not_json_sends_no_tools_call(run):
 
 def test_events_of_other_kinds_are_the_question_or_the_answer():
     trace = Trace([TraceEvent(0.0, "user", "client", "question", "hi", {"content": "hi"})])
-    trace.add(TraceEvent(1.0, "client", "user", "answer", "hello", {"content": "hello"}))
+    trace.events.append(TraceEvent(1.0, "client", "user", "answer", "hello", {"content": "hello"}))
     assert phases(trace) == ["question", "answer"]
     assert tool_call_exchanges(trace) == []
 

@@ -270,12 +270,12 @@ def test_mcp_events_are_exactly_the_captured_wire_messages(sessions, connection:
 def test_since_zero_starts_with_the_connections_first_message(sessions, connection: str, backend: str) -> None:
     asked = sessions(connection, backend)
     english = asked["english"]
-    first = english.result.trace[0]
+    first = english.result.trace.events[0]
     assert english.start == 0 and first.payload == english.capture[0].message
     assert first.payload["method"] == ("initialize" if connection == "sse" else "server/discover")
     for name in QUESTIONS.keys() - {"english"}:  # by default only the question's own messages
         assert asked[name].wire[0]["method"] == "tools/list"
-        assert asked[name].result.trace[0].kind == "question"
+        assert asked[name].result.trace.events[0].kind == "question"
 
 
 @combinations

@@ -61,7 +61,7 @@ class MessagesRejected(Exception):
 # --- MCP tools as Anthropic tool definitions -------------------------------------------------------------------
 
 
-def to_anthropic_tools(tools: Iterable[Any], *, clean: bool = True) -> list[dict[str, Any]]:
+def to_anthropic_tools(tools: Iterable[Any]) -> list[dict[str, Any]]:
     """Every MCP tool as ``{"name", "description", "input_schema"}``, in the same order.
 
     The same fields and schema cleaning as :func:`~mcp_teach.llm.openai_tools.to_openai_tools` (names unique,
@@ -69,7 +69,7 @@ def to_anthropic_tools(tools: Iterable[Any], *, clean: bool = True) -> list[dict
     "function": ...}`` around it, and the schema is called ``input_schema`` instead of ``parameters``.
     """
     definitions = []
-    for definition in to_openai_tools(tools, clean=clean):
+    for definition in to_openai_tools(tools):
         function = definition["function"]
         tool = {"name": function["name"]}
         if "description" in function:

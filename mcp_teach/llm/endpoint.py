@@ -31,22 +31,14 @@ ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
 
 class RequestRejected(Exception):
-    """A request the endpoint refuses, with the HTTP status and OpenAI error fields."""
+    """A request the endpoint refuses, with the HTTP status and OpenAI's error fields ``param`` and ``code``."""
 
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        kind: str = "invalid_request_error",
-        param: str | None = None,
-        code: str | None = None,
-    ) -> None:
+    def __init__(self, status: int, message: str, *, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.kind, self.param, self.code = status, kind, param, code
+        self.status, self.param, self.code = status, param, code
 
     def response(self) -> JSONResponse:
-        error = {"message": str(self), "type": self.kind, "param": self.param, "code": self.code}
+        error = {"message": str(self), "type": "invalid_request_error", "param": self.param, "code": self.code}
         return JSONResponse({"error": error}, status_code=self.status)
 
 
@@ -100,11 +92,16 @@ def validate_request(body: Any) -> dict[str, Any]:
 def create_app(api_key: str | None = None) -> Starlette:
     """The ASGI app. With ``api_key`` set, requests must send ``Authorization: Bearer <api_key>``."""
 
+    def key_matches(request: Request, *, x_api_key: bool = False) -> bool:
+        """``Authorization: Bearer <api_key>``; Anthropic's SDK sends ``x-api-key`` (or the bearer, for a token)."""
+        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+        sent = bearer.strip() if scheme.lower() == "bearer" else None
+        if x_api_key:
+            sent = request.headers.get("x-api-key") or sent
+        return api_key is None or (sent is not None and hmac.compare_digest(sent.encode(), api_key.encode()))
+
     def check_key(request: Request) -> None:
-        if api_key is None:
-            return
-        scheme, _, sent = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(sent.strip().encode(), api_key.encode()):
+        if not key_matches(request):
             raise RequestRejected(401, "Incorrect API key provided. Check OPENAI_API_KEY.", code="invalid_api_key")
 
     async def chat_completions(request: Request) -> JSONResponse:
@@ -118,18 +115,10 @@ def create_app(api_key: str | None = None) -> Starlette:
         except RequestRejected as rejected:
             return rejected.response()
 
-    def check_anthropic_key(request: Request) -> None:
-        """Anthropic's SDK sends ``x-api-key`` (or ``Authorization: Bearer`` for an auth token)."""
-        if api_key is None:
-            return
-        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
-        sent = request.headers.get("x-api-key") or (bearer.strip() if scheme.lower() == "bearer" else "")
-        if not hmac.compare_digest(sent.encode(), api_key.encode()):
-            raise MessagesRejected(401, "invalid x-api-key. Check ANTHROPIC_API_KEY.")
-
     async def messages(request: Request) -> JSONResponse:
         try:
-            check_anthropic_key(request)
+            if not key_matches(request, x_api_key=True):
+                raise MessagesRejected(401, "invalid x-api-key. Check ANTHROPIC_API_KEY.")
             try:
                 body = json.loads(await request.body())
             except ValueError:

@@ -53,10 +53,6 @@ class ToolPins:
             return "approved"
         return "same" if self.approved[key] == digest else "changed"
 
-    def approve(self, server: str, tool: Any) -> None:
-        """The user approved the new definition: pin it."""
-        self.approved[f"{server}/{tool.name}"] = definition_hash(tool)
-
 
 @dataclass
 class Guard:

@@ -290,7 +290,7 @@ async def ask(
 
     def note(sender: Actor, receiver: Actor, kind: str, label: str, payload: Any) -> None:
         event = TraceEvent(time.monotonic(), sender, receiver, kind, label, payload)
-        trace.add(event)
+        trace.events.append(event)
         if on_event:
             on_event(event)
 

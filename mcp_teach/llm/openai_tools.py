@@ -43,20 +43,10 @@ VENDOR_PREFIX = "x-"
 # JSON Schema keywords whose value is a schema, a list of schemas or a name -> schema map.
 # Only these are walked: anything else (enum, const, required, examples, ...) is data and
 # is copied as it is, so a property *named* "title" or "format" is never touched.
-_SCHEMA_VALUED = frozenset(
-    {
-        "items",
-        "additionalItems",
-        "unevaluatedItems",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-        "propertyNames",
-        "unevaluatedProperties",
-    }
-)
+_SCHEMA_VALUED = frozenset({
+    "items", "additionalItems", "unevaluatedItems", "contains", "not", "if", "then", "else", "propertyNames",
+    "unevaluatedProperties",
+})  # fmt: skip
 _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
@@ -215,14 +205,14 @@ def to_openai_tool(tool: Any, *, clean: bool = True) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
-def to_openai_tools(tools: Iterable[Any], *, clean: bool = True) -> list[dict[str, Any]]:
+def to_openai_tools(tools: Iterable[Any]) -> list[dict[str, Any]]:
     """Every tool of a ``tools/list`` as an OpenAI function definition, in the same order.
 
     ``tools`` is what ``client.list_tools()`` returns or the ``tools`` list of
     a captured result. Two tools with the same name would be ambiguous to the
     model (a call names only the function), so that raises ``ValueError``.
     """
-    definitions = [to_openai_tool(tool, clean=clean) for tool in tools]
+    definitions = [to_openai_tool(tool) for tool in tools]
     names = [definition["function"]["name"] for definition in definitions]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     if duplicates:

@@ -59,6 +59,15 @@ def model_name(settings: Settings) -> str:
     return MODEL_NAME if settings.uses_offline_model else settings.openai_model
 
 
+def _api_key(key: str | None, url: str, missing: str) -> str:
+    """The key to send: a local server may run without one; a remote provider without one is refused (``missing``)."""
+    if key:
+        return key
+    if not _is_local(url):
+        raise LLMError(missing)
+    return "no-key-needed"
+
+
 OnExchange = Callable[[HttpExchange], None]
 
 
@@ -86,14 +95,11 @@ def openai_client(
         http_client = _http_client(True, OFFLINE_BASE_URL, on_exchange, timeout)
         return openai.AsyncOpenAI(base_url=OFFLINE_BASE_URL, api_key="offline", http_client=http_client, max_retries=0)
     url = base_url(settings)
-    key = settings.openai_key
-    if not key:
-        if not _is_local(url):
-            raise LLMError(
-                f"OPENAI_BASE_URL is {url} but OPENAI_API_KEY is empty. Put your key in .env "
-                "(OPENAI_API_KEY=...), or clear OPENAI_BASE_URL to use the offline teaching model."
-            )
-        key = "no-key-needed"
+    missing = (
+        f"OPENAI_BASE_URL is {url} but OPENAI_API_KEY is empty. Put your key in .env "
+        "(OPENAI_API_KEY=...), or clear OPENAI_BASE_URL to use the offline teaching model."
+    )
+    key = _api_key(settings.openai_key, url, missing)
     http_client = _http_client(False, url, on_exchange, timeout)
     return openai.AsyncOpenAI(
         base_url=url, api_key=key, max_retries=max_retries, timeout=timeout, http_client=http_client
@@ -129,16 +135,13 @@ def anthropic_client(
             base_url=OFFLINE_ANTHROPIC_BASE_URL, api_key="offline", http_client=http_client, max_retries=0
         )
     url = anthropic_base_url(settings)
-    key = settings.anthropic_api_key
-    if not key:
-        if not _is_local(url):
-            where = "ANTHROPIC_BASE_URL is" if settings.anthropic_base_url else "LLM_PROVIDER is anthropic, at"
-            raise LLMError(
-                f"{where} {url} but ANTHROPIC_API_KEY is empty. Put your key in .env (ANTHROPIC_API_KEY=sk-ant-...), "
-                "or clear LLM_PROVIDER and ANTHROPIC_BASE_URL (or set LLM_PROVIDER=offline) to use the offline "
-                "teaching model."
-            )
-        key = "no-key-needed"
+    where = "ANTHROPIC_BASE_URL is" if settings.anthropic_base_url else "LLM_PROVIDER is anthropic, at"
+    missing = (
+        f"{where} {url} but ANTHROPIC_API_KEY is empty. Put your key in .env (ANTHROPIC_API_KEY=sk-ant-...), "
+        "or clear LLM_PROVIDER and ANTHROPIC_BASE_URL (or set LLM_PROVIDER=offline) to use the offline "
+        "teaching model."
+    )
+    key = _api_key(settings.anthropic_api_key, url, missing)
     http_client = _http_client(False, url, on_exchange, timeout)
     return anthropic.AsyncAnthropic(
         base_url=url, api_key=key, max_retries=max_retries, timeout=timeout, http_client=http_client

@@ -27,28 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from mcp_teach.llm.teaching_tools import Tool, accepts, named_call_arguments, read_result
+from mcp_teach.llm.teaching_tools import PastToolCall, Reply, Tool, accepts, named_call_arguments, read_result
 
 _BLOCK = re.compile(r"<IMPORTANT>(.*?)</IMPORTANT>", flags=re.IGNORECASE | re.DOTALL)
 _READ_FILE = re.compile(r"\bread\s+(?:the\s+)?file\s+[`'\"]?(?P<path>[^\s`'\"]+?)[`'\"]?(?=[\s,.;:)]|$)", re.I)
 _PASS_AS = re.compile(r"\bpass\s+(?:its|the(?:ir)?|that)\s+contents?\s+as\s+[`'\"]?(?P<parameter>\w+)", re.I)
-
-
-class Exchange(Protocol):
-    """A call made this turn and its result (:class:`mcp_teach.llm.teaching_model.Exchange`)."""
-
-    name: str
-    content: Any
-    arguments: Mapping[str, Any]
-
-
-class Reply(Protocol):
-    """The model's reply (:class:`mcp_teach.llm.teaching_model.Reply`): text or calls."""
-
-    content: str | None
-    calls: tuple[tuple[str, dict[str, Any]], ...]
 
 
 @dataclass(frozen=True)
@@ -61,7 +46,7 @@ class Directive:
     reader: Tool
     reader_parameter: str
 
-    def reads(self, exchange: Exchange) -> bool:
+    def reads(self, exchange: PastToolCall) -> bool:
         """True if the exchange is the read this directive asked for."""
         return exchange.name == self.reader.name and exchange.arguments.get(self.reader_parameter) == self.path
 
@@ -103,7 +88,7 @@ def directives(tools: list[Tool]) -> dict[str, Directive]:
     return found
 
 
-def _injections(exchanges: list[Exchange], tools: list[Tool]) -> list[tuple[int, Injection]]:
+def _injections(exchanges: list[PastToolCall], tools: list[Tool]) -> list[tuple[int, Injection]]:
     """(index of the exchange whose result asks, the call it asks for), in order."""
     found = []
     for index, exchange in enumerate(exchanges):
@@ -119,29 +104,28 @@ def _injections(exchanges: list[Exchange], tools: list[Tool]) -> list[tuple[int,
 class Followed:
     """The conversation split into the calls these rules made and the rest, and what the rules still ask."""
 
-    rest: list[Exchange]
+    rest: list[PastToolCall]
     directives: dict[str, Directive]
     reads: dict[str, str]  # path -> the content the reader returned
     pending: list[Injection]
 
     def amend(self, reply: Reply, tool_choice: Any) -> Reply:
         """The reply as a naive model gives it: an injected call first, a file read before a poisoned call."""
-        answer = type(reply)
         if self.pending and tool_choice != "none":
-            return answer(calls=((self.pending[0].tool, dict(self.pending[0].arguments)),))
+            return Reply(calls=((self.pending[0].tool, dict(self.pending[0].arguments)),))
         calls = []
         for name, arguments in reply.calls:
             directive = self.directives.get(name)
             if directive is None:
                 calls.append((name, arguments))
             elif directive.path not in self.reads:
-                return answer(calls=((directive.reader.name, {directive.reader_parameter: directive.path}),))
+                return Reply(calls=((directive.reader.name, {directive.reader_parameter: directive.path}),))
             else:
                 calls.append((name, {**arguments, directive.parameter: self.reads[directive.path]}))
-        return answer(reply.content, tuple(calls)) if reply.calls else reply
+        return Reply(reply.content, tuple(calls)) if reply.calls else reply
 
 
-def split(exchanges: list[Exchange], tools: list[Tool]) -> Followed:
+def split(exchanges: list[PastToolCall], tools: list[Tool]) -> Followed:
     """Which calls of the turn the rules made (file reads, injected calls), and which they still ask for."""
     wanted = directives(tools)
     injections = _injections(exchanges, tools)

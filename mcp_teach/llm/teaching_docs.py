@@ -45,21 +45,17 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from mcp_teach.llm import teaching_text as text
-from mcp_teach.llm.teaching_tools import Tool, accepts, read_result
+from mcp_teach.llm.teaching_tools import PastToolCall, Reply, Tool, accepts, name_words, read_result, word_set
 
 #: A document in a message: ``<document source="...">`` text ``</document>`` (the source names it).
 DOCUMENT_BLOCK = re.compile(r'<document source="([^"]*)"[^>]*>\n?(.*?)\n?</document>', flags=re.DOTALL)
 
 
-def _words(listed: str) -> frozenset[str]:
-    return frozenset(listed.split())
-
-
 #: Words that say nothing about what a question is about.
-STOP_WORDS = _words(
+STOP_WORDS = word_set(
     """a an the is are was were be been being do does did what which who whom whose when where why how can could
     should would will shall may might of to in on at by for with about from as into and or not no it its this that
     these those there here i me my we our you your they them their he she his her if then than so get gets say says
@@ -81,14 +77,6 @@ TWEET_LENGTH = 280
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[\"'])")
-
-
-class PastToolCall(Protocol):
-    """A tool call made since the question (:class:`mcp_teach.llm.teaching_model.PastToolCall`)."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    content: Any
 
 
 @dataclass(frozen=True)
@@ -148,21 +136,12 @@ def terms(sentence: str) -> set[str]:
     return {_stem(word) for word in content_words(sentence)}
 
 
-def score(question_terms: set[str], sentence: str) -> int:
-    """How many distinct question words the sentence contains."""
-    return len(question_terms & terms(sentence))
-
-
 def best_sentence(question: str, documents: Sequence[Document]) -> tuple[Document, str] | None:
     """The sentence sharing most words with the question (the first on a tie), or ``None`` if none shares one."""
     wanted = terms(question)
-    best, best_score = None, 0
-    for document in documents:
-        for sentence in document.sentences():
-            points = score(wanted, sentence)
-            if points > best_score:
-                best, best_score = (document, sentence), points
-    return best
+    found = [(document, sentence) for document in documents for sentence in document.sentences()]
+    best = max(found, key=lambda pair: len(wanted & terms(pair[1])), default=None)  # max keeps the first on a tie
+    return best if best is not None and wanted & terms(best[1]) else None
 
 
 def asks_for_summary(question: str) -> bool:
@@ -188,7 +167,7 @@ def summarize(document: Document, question: str) -> str:
 def _summarized(question: str, documents: Sequence[Document]) -> Document:
     """The document a summary is about: the one sharing most words with the question, the first on a tie."""
     wanted = terms(question)
-    return max(documents, key=lambda d: (len(wanted & terms(f"{d.source} {d.text}")), -documents.index(d)))
+    return max(documents, key=lambda document: len(wanted & terms(f"{document.source} {document.text}")))
 
 
 def answer_from(question: str, documents: Sequence[Document], chinese: bool) -> str | None:
@@ -224,10 +203,6 @@ class Retrieval:
         return {_string_parameter(self.reader): target}
 
 
-def _name_words(name: str) -> set[str]:
-    return set(re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).lower()))
-
-
 def _string_parameter(tool: Tool) -> str:
     return next(name for name in tool.required if accepts(tool.schema(name), "string"))
 
@@ -240,12 +215,12 @@ def retrieval_tools(tools: Iterable[Tool]) -> Retrieval | None:
     """A finder (else a lister) and a reader among ``tools``, the first of each kind; ``None`` without both."""
     tools = list(tools)
     readers = [
-        t for t in tools if _name_words(t.name) & READER_WORDS and _name_words(t.name) & DOCUMENT_WORDS
+        t for t in tools if name_words(t.name) & READER_WORDS and name_words(t.name) & DOCUMENT_WORDS
         and len(t.required) == 1 and _required_strings(t) == 1
     ]  # fmt: skip
-    finders = [t for t in tools if _name_words(t.name) & FINDER_WORDS and _required_strings(t) >= 1]
+    finders = [t for t in tools if name_words(t.name) & FINDER_WORDS and _required_strings(t) >= 1]
     listers = [
-        t for t in tools if _name_words(t.name) & LISTER_WORDS and _name_words(t.name) & DOCUMENT_WORDS
+        t for t in tools if name_words(t.name) & LISTER_WORDS and name_words(t.name) & DOCUMENT_WORDS
         and not t.required
     ]  # fmt: skip
     if not readers:
@@ -342,8 +317,8 @@ def respond(
     exchanges: Sequence[PastToolCall],
     tools: Sequence[Tool],
     chinese: bool,
-) -> str | tuple[str, dict[str, Any]] | None:
-    """Rules 1 and 2: the answer's text, or one tool call ``(name, arguments)``, or ``None`` (neither applies)."""
+) -> Reply | None:
+    """Rules 1 and 2: the answer, or one tool call, or ``None`` (neither applies)."""
     if not terms(question) and not asks_for_summary(question):
         return None
     retrieval = retrieval_tools(tools)
@@ -353,22 +328,24 @@ def respond(
     if documents or fetched:
         answer = answer_from(question, [*documents, *fetched], chinese)
         if answer is not None:
-            return answer
+            return Reply(answer)
         if fetched:
             sources = ", ".join(document.source for document in fetched)
-            return text.say("not_in_document", chinese, sources=sources, words=", ".join(content_words(question)))
+            words = ", ".join(content_words(question))
+            return Reply(text.say("not_in_document", chinese, sources=sources, words=words))
     if retrieval is None:
         return None
     if failed:
-        return text.say("call_failed", chinese, tool=retrieval.reader.name, text=read_result(failed[-1].content).text)
+        failure = read_result(failed[-1].content).text
+        return Reply(text.say("call_failed", chinese, tool=retrieval.reader.name, text=failure))
     finds = [e for e in exchanges if e.name == retrieval.finder.name]
     if not finds:
-        return retrieval.finder.name, retrieval.finder_arguments(question)
+        return Reply(calls=((retrieval.finder.name, retrieval.finder_arguments(question)),))
     outcome = read_result(finds[-1].content)
     if outcome.failed:
-        return text.say("call_failed", chinese, tool=retrieval.finder.name, text=outcome.text)
+        return Reply(text.say("call_failed", chinese, tool=retrieval.finder.name, text=outcome.text))
     listed = content_text(finds[-1].content)
     found = _best_listed(listed, question) if retrieval.lists else _first_hit(listed)
     if found is None:
-        return text.say("nothing_found", chinese, tool=retrieval.finder.name)
-    return retrieval.reader.name, retrieval.reader_arguments(found)
+        return Reply(text.say("nothing_found", chinese, tool=retrieval.finder.name))
+    return Reply(calls=((retrieval.reader.name, retrieval.reader_arguments(found)),))

@@ -75,6 +75,8 @@ from mcp_teach.llm.teaching_parse import Expr, Op, parse_arithmetic
 from mcp_teach.llm.teaching_tools import (
     OPERATIONS,
     Outcome,
+    PastToolCall,
+    Reply,
     Tool,
     choose_tool,
     named_call_arguments,
@@ -127,24 +129,6 @@ class Plan:
     def call_order(self) -> list[int]:
         """Steps in the order they are called: round by round, in plan order within a round."""
         return sorted(range(len(self.steps)), key=lambda index: self.steps[index].level(self.steps))
-
-
-@dataclass(frozen=True)
-class PastToolCall:
-    """A tool call made after the question, and the content of the ``tool`` message that answered it."""
-
-    name: str
-    content: Any
-    #: The call's arguments (``{}`` if they were not a JSON object).
-    arguments: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """The assistant message to send: text, or tool calls as (name, arguments)."""
-
-    content: str | None = None
-    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
 
 
 def complete(request: dict) -> dict:
@@ -236,18 +220,16 @@ def _lookup_then_compute(
     done = next((i for i, exchange in enumerate(exchanges) if exchange.name not in names), len(exchanges))
     looked_up, computed = exchanges[:done], exchanges[done:]
     step = docs.respond(lookup, documents, looked_up, tools, chinese)
-    if step is None:
-        return None
-    if not isinstance(step, str):
-        return Reply(calls=(step,))
+    if step is None or step.calls:
+        return step
     number = docs.found_number(lookup, documents, looked_up, tools)
     if number is None:
-        return Reply(docs.NO_NUMBER[chinese].format(answer=step))
+        return Reply(docs.NO_NUMBER[chinese].format(answer=step.content))
     plan = _arithmetic_plan(parse_arithmetic(_PRONOUN.sub(text.number(number), compute)), tools, set())
     if plan is None:
         return None
     reply = _replay(plan, computed, chinese)
-    return reply if reply.calls else Reply(f"{step} {reply.content}")
+    return reply if reply.calls else Reply(f"{step.content} {reply.content}")
 
 
 def _respond(
@@ -255,7 +237,7 @@ def _respond(
     exchanges: list[PastToolCall],
     tools: list[Tool],
     tool_choice: Any,
-    documents: list[docs.Document] | None = None,
+    documents: list[docs.Document],
 ) -> Reply:
     """Plan, then replay the calls made so far; apply ``tool_choice``."""
     chinese = text.is_chinese(question)
@@ -263,22 +245,16 @@ def _respond(
     if isinstance(function, Mapping):  # {"type": "function", "function": {"name": ...}}: only that tool
         tools = [tool for tool in tools if tool.name == function.get("name")]
     forced = _forced_tool(question, tools) if tool_choice == "required" or isinstance(function, Mapping) else None
-    combined = None if forced else _lookup_then_compute(question, exchanges, tools, documents or [], chinese)
-    plan = combined or _plan(question, tools, forced, chinese)
-    if combined is not None:
-        reply = combined
-    elif isinstance(plan, Reply):
-        from_documents = (
-            docs.respond(question, documents or [], exchanges, tools, chinese) if _open(question, tools) else None
-        )
-        if isinstance(from_documents, str):
-            reply = Reply(from_documents)
-        elif from_documents is not None:
-            reply = Reply(calls=(from_documents,))
+    reply = None if forced else _lookup_then_compute(question, exchanges, tools, documents, chinese)
+    if reply is None:
+        plan = _plan(question, tools, forced, chinese)
+        if isinstance(plan, Plan):
+            reply = _replay(plan, exchanges, chinese)
         else:
-            reply = _summary(exchanges, chinese) if exchanges else plan
-    else:
-        reply = _replay(plan, exchanges, chinese)
+            from_documents = (
+                docs.respond(question, documents, exchanges, tools, chinese) if _open(question, tools) else None
+            )
+            reply = from_documents or (_summary(exchanges, chinese) if exchanges else plan)
     if reply.calls and tool_choice == "none":
         names = ", ".join(dict.fromkeys(name for name, _ in reply.calls))
         return Reply(text.say("tools_off", chinese, tools=names))

@@ -1,5 +1,8 @@
 """Pick a tool for an operation, fill its arguments from its schema, read what it returned.
 
+Also the turn's two records every rule module shares: a :class:`PastToolCall` (a call made since the question,
+and its result) and the :class:`Reply` the model sends.
+
 The model knows no tool names. For every operation it scores each listed tool
 on keyword matches (:data:`OPERATIONS`):
 
@@ -22,7 +25,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -37,22 +40,25 @@ class Operation:
     chinese: tuple[str, ...]
 
 
-def _words(text: str) -> frozenset[str]:
+def word_set(text: str) -> frozenset[str]:
+    """The whitespace-separated words of a literal list: ``"add plus +"`` -> {add, plus, +}."""
     return frozenset(text.split())
 
 
 OPERATIONS: dict[str, Operation] = {
-    "add": Operation(2, _words("add adds addition plus sum total addend augend summand +"), ("加", "求和")),
-    "subtract": Operation(2, _words("subtract subtracts subtraction minus difference minuend subtrahend - −"), ("减",)),
+    "add": Operation(2, word_set("add adds addition plus sum total addend augend summand +"), ("加", "求和")),
+    "subtract": Operation(
+        2, word_set("subtract subtracts subtraction minus difference minuend subtrahend - −"), ("减",)
+    ),
     "multiply": Operation(
-        2, _words("multiply multiplies multiplication times product factor multiplier multiplicand * ×"), ("乘",)
+        2, word_set("multiply multiplies multiplication times product factor multiplier multiplicand * ×"), ("乘",)
     ),
     "divide": Operation(
-        2, _words("divide divides division quotient ratio dividend divisor numerator denominator / ÷"), ("除",)
+        2, word_set("divide divides division quotient ratio dividend divisor numerator denominator / ÷"), ("除",)
     ),
-    "power": Operation(2, _words("power pow exponent exponentiation exponentiate raise base ^ **"), ("次方", "幂")),
-    "sqrt": Operation(1, _words("sqrt root radical radicand √"), ("平方根", "开方", "根号")),
-    "modulo": Operation(2, _words("mod modulo modulus remainder %"), ("余数", "取余", "取模")),
+    "power": Operation(2, word_set("power pow exponent exponentiation exponentiate raise base ^ **"), ("次方", "幂")),
+    "sqrt": Operation(1, word_set("sqrt root radical radicand √"), ("平方根", "开方", "根号")),
+    "modulo": Operation(2, word_set("mod modulo modulus remainder %"), ("余数", "取余", "取模")),
 }
 
 #: Parameter names that mean "the second operand": a tool ``power(exponent, base)`` still gets base first.
@@ -130,7 +136,7 @@ def operand_parameters(tool: Tool, arity: int) -> list[str] | None:
     return chosen
 
 
-def _name_words(name: str) -> set[str]:
+def name_words(name: str) -> set[str]:
     """``calculator_add`` -> {calculator, add}; ``addNumbers`` -> {add, numbers}."""
     return set(re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).lower()))
 
@@ -144,7 +150,7 @@ def score(tool: Tool, operation: str) -> int:
     """How strongly the tool's name (4), parameter names (2) and description (1) suggest the operation."""
     keywords = OPERATIONS[operation]
     points = 0
-    if _name_words(tool.name) & keywords.words:
+    if name_words(tool.name) & keywords.words:
         points += 4
     if {name.lower() for name in tool.properties} & keywords.words:
         points += 2
@@ -243,7 +249,26 @@ def _typed(text: str, schema: Any) -> Any:
     return text
 
 
-# --- Tool results ------------------------------------------------------------------------------------------------
+# --- The turn: calls made, results read, the reply -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PastToolCall:
+    """A tool call made after the question, and the content of the ``tool`` message that answered it."""
+
+    name: str
+    content: Any
+    #: The call's arguments (``{}`` if they were not a JSON object).
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The assistant message to send: text, or tool calls as (name, arguments)."""
+
+    content: str | None = None
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+
 
 #: Text that starts like this is a failure report ("Error: ...", "Cannot divide by zero: ...").
 _FAILURE = re.compile(

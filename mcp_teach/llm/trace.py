@@ -56,9 +56,6 @@ class Trace(PlainText):
 
     events: list[TraceEvent] = field(default_factory=list)
 
-    def add(self, event: TraceEvent) -> None:
-        self.events.append(event)
-
     def merge_capture(self, capture: Capture, start: int) -> None:
         """Add the MCP messages ``capture`` recorded from index ``start`` on, keeping time order."""
         self.events.extend(jsonrpc_event(wire, capture) for wire in capture.messages[start:])
@@ -70,18 +67,12 @@ class Trace(PlainText):
     def __len__(self) -> int:
         return len(self.events)
 
-    def __getitem__(self, index: int) -> TraceEvent:
-        return self.events[index]
-
     def of_kind(self, kind: str) -> list[TraceEvent]:
         return [event for event in self.events if event.kind == kind]
 
-    def timeline(self) -> str:
-        """One line per event: ``#3 llm → client  tool_calls: calculator_add(...)``."""
+    def text(self) -> str:
+        """The timeline, one line per event: ``#3 llm → client  tool_calls: calculator_add(...)``."""
         return "\n".join(
             f"#{number} {event.sender} → {event.receiver}  {event.label}"
             for number, event in enumerate(self.events, start=1)
         )
-
-    def text(self) -> str:
-        return self.timeline()
