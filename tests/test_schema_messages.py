@@ -121,6 +121,8 @@ CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
 ANSWERED: dict[tuple[str, str, str], str] = {
     ("00", "347187d5", "response id=1"): "initialize",  # request = json.dumps({..., "method": "initialize", ...})
     ("09", "l09-16", "response id=2"): "tools/call",  # answer = modern_elicit.capture.response_to(first tools/call)
+    ("09", "613af6d2", "error -32602 id=5"): "tools/call",  # tampered = sealed.capture.response_to(a tools/call)
+    ("09", "613af6d2", "response id=7"): "tools/call",  # replayed, likewise
     ("05", "0bb3b5bd", "response id=1"): "initialize",  # posted = await http.post(..., json=initialize)
     ("05", "d8c3c8d5", "response id=1"): "initialize",  # opened = await http.post(url, json=initialize, ...)
     ("08", "658ff46b", "error -32603 id=2"): "tools/call",  # the last message after call_tool("knowledge_search")

@@ -4,8 +4,8 @@ Every tool here stops in the middle to ask the client for something (the user's 
 roots) or sends something on its own while it runs (progress, log messages, a change of its tool list). Run it
 with ``python -m mcp_teach.serve --server assistant``. Lesson 09 writes :func:`ask_client`, :func:`elicit_form`
 and the tools without state (``convert_length``, ``summarize_text``, ``list_client_roots``, ``count_slowly``,
-``log_levels``) in its cells; the tools that keep state per server (notes, the job board, the listen bus) are
-made by :func:`build_assistant_server`.
+``log_levels``) in its cells; the tools that keep state per server (notes, the job board, the listen bus, the
+``requestState`` already used) are made by :func:`build_assistant_server`.
 
 Which feature works where (S = stdio, SSE = HTTP+SSE (deprecated), H = streamable HTTP with sessions,
 HL = stateless streamable HTTP):
@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
+import time
 import warnings
 from typing import Any
 
@@ -45,6 +47,7 @@ import anyio
 import mcp_types
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
@@ -72,6 +75,11 @@ ADDED_TOOL = "shout"
 #: Longest a slow tool may be asked to run, and most steps ``count_slowly`` counts.
 MAX_SECONDS = 60.0
 MAX_STEPS = 100
+#: How long a sealed ``requestState`` stays valid (the SDK's default is 600 s): "a short expiry (TTL)"
+#: (2026-07-28, basic/patterns/mrtr), long enough for a user to answer a form.
+STATE_TTL = 300.0
+#: What a replayed ``requestState`` is answered with (a tool error: the spec says "reject", not how).
+STATE_USED = "This requestState was used already: call delete_note again to be asked again."
 
 # ctx.log() calls the SDK's send_log_message, which warns that logging is deprecated in 2026-07-28 on every
 # first call; this server serves logging on purpose (and says so in log_levels' description).
@@ -232,25 +240,55 @@ def shout(text: str) -> str:
 
 
 def build_assistant_server() -> FastMCP:
-    """Create a fresh assistant server: its own notes, job board and ``subscriptions/listen`` bus."""
-    server = ExplainingFastMCP(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION)
-    # What this server remembers: its notes, its running slow calls (request id -> tool), the listen bus.
+    """Create a fresh assistant server: its own notes, job board, ``subscriptions/listen`` bus and state key."""
+    # requestState (2026-07-28) is sealed by the mcp SDK's RequestStateBoundary, which fastmcp installs: AES-GCM
+    # under a key made here for this server alone, an expiry, the method, the tool and a digest of its arguments,
+    # all checked on the way back in (-32602 if any fails). Single use is this server's part (``spent``): a tool
+    # error, as fastmcp makes of any error a tool raises (-32021 alone passes through).
+    security = RequestStateSecurity.ephemeral(ttl=STATE_TTL)
+    server = ExplainingFastMCP(
+        SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION, request_state_security=security
+    )
+    # What this server remembers: its notes, its running slow calls (request id -> tool), the listen bus, and the
+    # asks whose answer was used (ask id -> when its state expires anyway; forgotten after that).
     notes = dict(NOTES)
     running: dict[str, str] = {}
     finished = {"completed": 0, "cancelled": 0}
     bus = InMemorySubscriptionBus()
+    spent: dict[str, float] = {}
+
+    def unspent(state: str | None) -> str | None:
+        """The ask id in an echoed (SDK-verified) state; a tool error if its answer was used already. A replay is
+        refused before anything else, so an old consent can never delete a later note of the same name."""
+        if state is None:
+            return None
+        now = time.time()
+        for ask in [ask for ask, until in spent.items() if until <= now]:
+            del spent[ask]
+        ask = str(json.loads(state)["ask"])
+        if ask in spent:
+            raise ToolError(STATE_USED)
+        return ask
 
     async def delete_note(note_id: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
         """Elicitation, a confirmation: delete a note only once the user confirms (a boolean field).
-        ``requestState`` (2026-07-28) carries which note was asked about, so an answer is applied to it alone."""
+        ``requestState`` (2026-07-28) carries which note was asked about and a one-time ask id."""
+        echoed = ctx.request_state if is_modern(ctx) else None  # the plaintext the SDK unsealed and verified
+        ask = unspent(echoed)  # a tool error if this ask was answered already: checked before anything else
         if note_id not in notes:
             known = ", ".join(sorted(notes)) or "none left"
             raise ToolError(f"Unknown note {note_id!r}: the notes are {known}.")
         confirm = {"type": "boolean", "title": "Delete it?", "description": "Tick to delete.", "default": False}
         request = elicit_form(f"Delete the note {note_id!r}? This cannot be undone.", {"confirm": confirm}, ["confirm"])
-        answer = await ask_client(ctx, "confirm", request, state=json.dumps({"delete": note_id}))
+        if echoed is not None and json.loads(echoed)["delete"] == note_id:
+            state = echoed  # the retry: the same state, so ask_client takes the answer
+        else:
+            state = json.dumps({"delete": note_id, "ask": secrets.token_urlsafe(8)})  # a new ask
+        answer = await ask_client(ctx, "confirm", request, state=state)
         if isinstance(answer, mcp_types.InputRequiredResult):
             return answer
+        if ask is not None:
+            spent[ask] = time.time() + STATE_TTL  # this answer is used: its state is spent
         if answer.action == "accept" and (answer.content or {}).get("confirm") is True:
             del notes[note_id]
             return f"Deleted the note {note_id!r}."
