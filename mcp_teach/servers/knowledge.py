@@ -3,8 +3,9 @@
 One server for all three primitives, so that lesson 07 can show who decides what each one puts in front of the
 model: the model calls ``search_documents``/``get_document``, the application reads ``docs://`` resources, the
 user picks a prompt. Lesson 07 writes ``add_resources``, ``add_template``, ``add_prompts``, ``add_completion`` and
-``build_knowledge_server`` in its cells (exported here); lessons 10 and 11 start the server. Run it with
-``python -m mcp_teach.serve --server knowledge``; the documents and the ranking live in
+``build_knowledge_server`` in its cells (exported here); lessons 10 and 11 start the server. ``add_errata`` (lesson
+07, *Going deeper*) adds a page that a tool changes and both eras' resource subscriptions, which fastmcp lacks.
+Run it with ``python -m mcp_teach.serve --server knowledge``; the documents and the ranking live in
 :mod:`mcp_teach.servers.knowledge_base`.
 """
 
@@ -18,6 +19,9 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.prompts import Message
 from fastmcp.resources import BinaryResource, TextResource
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 from pydantic import Field
 
 from mcp_teach.servers import knowledge_base as kb
@@ -34,6 +38,8 @@ SERVER_INSTRUCTIONS = (
 INDEX_URI = "docs://index"
 IMAGE_URI = "docs://images/connection.png"
 TEMPLATE_URI = "docs://{doc_id}"
+#: The page ``add_errata`` adds: its contents change whenever ``report_erratum`` is called.
+ERRATA_URI = "docs://errata"
 #: The values of ``summarize_document``'s ``style``, and the instruction each one gives.
 STYLES = {
     "bullet": "as three to five short bullet points",
@@ -205,3 +211,49 @@ def build_knowledge_server() -> FastMCP:
     add_prompts(mcp)
     add_completion(mcp)
     return explain_unknown_names(mcp)
+
+
+def add_errata(mcp: FastMCP) -> ListenHandler:
+    """``docs://errata``, a page the tool ``report_erratum`` changes, and both eras' ways to watch it.
+
+    Returns the ``subscriptions/listen`` handler: its ``close()`` ends every open stream, as a server shutting down.
+    """
+    errata: list[str] = []
+    bus = InMemorySubscriptionBus()  # 2026-07-28: events for the open subscriptions/listen streams
+    watchers: dict[str, dict[object, ServerSession]] = {}  # 2025-11-25: URI -> {connection: a session on it}
+
+    @mcp.resource(ERRATA_URI, name="errata", title="Errata", mime_type="text/markdown")
+    def read_errata() -> str:
+        """Corrections readers reported, oldest first."""
+        return "# Errata\n" + "".join(f"\n- {line}" for line in errata)
+
+    @mcp.tool(title="Report an erratum")
+    async def report_erratum(doc_id: str, correction: str) -> str:
+        """Add a correction to docs://errata: whoever watches that page is told it changed."""
+        try:
+            document(doc_id)
+        except KeyError as error:
+            raise ToolError(error.args[0]) from None
+        errata.append(f"{doc_id}: {correction}")
+        await bus.publish(ResourceUpdated(ERRATA_URI))  # 2026-07-28: onto each listen stream that named the URI
+        for session in list(watchers.get(ERRATA_URI, {}).values()):  # 2025-11-25: each connection subscribed
+            await session.send_resource_updated(ERRATA_URI)
+        return f"Erratum {len(errata)} added to {ERRATA_URI}."
+
+    async def subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> mcp_types.EmptyResult:
+        # A session is made per request; its connection is the client's, the same for all its requests.
+        watchers.setdefault(params.uri, {})[ctx.session._connection] = ctx.session
+        return mcp_types.EmptyResult()
+
+    async def unsubscribe(
+        ctx: ServerRequestContext, params: mcp_types.UnsubscribeRequestParams
+    ) -> mcp_types.EmptyResult:
+        watchers.get(params.uri, {}).pop(ctx.session._connection, None)
+        return mcp_types.EmptyResult()
+
+    listen = ListenHandler(bus)
+    # fastmcp serves none of the three methods; the mcp SDK's low-level server takes a handler for any method.
+    mcp._mcp_server.add_request_handler("resources/subscribe", mcp_types.SubscribeRequestParams, subscribe)
+    mcp._mcp_server.add_request_handler("resources/unsubscribe", mcp_types.UnsubscribeRequestParams, unsubscribe)
+    mcp._mcp_server.add_request_handler("subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, listen)
+    return listen
