@@ -58,15 +58,16 @@ def built_lessons(sources: list[Path] | None = None) -> dict[Path, str]:
     return files
 
 
-def stale_lessons(sources: list[Path] | None = None) -> list[Path]:
-    """The files :func:`build_lessons` would change (missing ones included)."""
-    return [path for path, text in built_lessons(sources).items() if not path.is_file() or path.read_text() != text]
+def stale_lessons(sources: list[Path] | None = None) -> dict[Path, str]:
+    """The files :func:`build_lessons` would change (missing ones included), with the text it would write."""
+    return {
+        path: text for path, text in built_lessons(sources).items() if not path.is_file() or path.read_text() != text
+    }
 
 
 def build_lessons(sources: list[Path] | None = None) -> list[Path]:
     """Write the solved lessons' nbgrader metadata and the blank lessons; returns the files that changed."""
-    files = built_lessons(sources)
-    changed = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
-    for path in changed:
-        path.write_text(files[path])
-    return changed
+    changed = stale_lessons(sources)
+    for path, text in changed.items():
+        path.write_text(text)
+    return list(changed)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcp_teach.config import LOOPBACK, ConfigError, load_settings
+from mcp_teach.config import LOOPBACK, load_settings
 
 DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
 URL_HELP = (
@@ -57,12 +57,11 @@ def build(args: argparse.Namespace) -> int:
 
 def student_copy(args: argparse.Namespace) -> int:
     """Write student versions of notebooks: solutions replaced, exercise outputs cleared."""
-    from mcp_teach.exercises.convention import ConventionError
     from mcp_teach.exercises.student_copy import describe_copy, plan_copies, write_copies
 
     try:
         plans = plan_copies(args.paths, args.output)
-    except (ConventionError, ValueError, FileNotFoundError) as error:
+    except (ValueError, FileNotFoundError) as error:  # malformed exercise tags (ConventionError) included
         print(f"mcp-teach student-copy: {error}", file=sys.stderr)
         return 2
     if not plans:
@@ -300,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(handler, args: argparse.Namespace) -> int:
+def _reporting_client_errors(args: argparse.Namespace) -> int:
+    """``args.handler(args)``; what a model or a server answered wrong is one line on stderr, exit code 1."""
     import httpx2
     from mcp.shared.exceptions import MCPError
 
@@ -308,10 +308,7 @@ def _run(handler, args: argparse.Namespace) -> int:
     from mcp_teach.transports.class_token import HOW_TO_AUTHENTICATE
 
     try:
-        return handler(args)
-    except ConfigError as error:
-        print(f"mcp-teach: configuration error: {error}", file=sys.stderr)
-        return 2
+        return args.handler(args)
     except LLMError as error:
         print(f"mcp-teach: LLM error: {error}", file=sys.stderr)
         return 1
@@ -323,11 +320,6 @@ def _run(handler, args: argparse.Namespace) -> int:
         hint = f" {HOW_TO_AUTHENTICATE}" if status == 401 else ""
         print(f"mcp-teach: {error.request.url} answered {status} {reason}.{hint}", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, BrokenPipeError):
-        return 0  # Ctrl-C, or the reader went away (e.g. `mcp-teach demo | head`)
-    except OSError as error:
-        print(f"mcp-teach: cannot start: {error}", file=sys.stderr)
-        return 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -335,5 +327,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["tap"]:
         return tap(argv[1:])  # first, before the other commands' libraries are imported
-    args = build_parser().parse_args(argv)
-    return _run(args.handler, args)
+    from mcp_teach.serve import run_reporting_errors
+
+    return run_reporting_errors(_reporting_client_errors, build_parser().parse_args(argv))

@@ -12,11 +12,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import time
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal
 
 from dotenv import dotenv_values, find_dotenv
-
-T = TypeVar("T")
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
@@ -85,10 +83,8 @@ class Settings:
     def uses_offline_anthropic(self) -> bool:
         """True unless an Anthropic Messages provider is configured (``ANTHROPIC_BASE_URL``, ``ANTHROPIC_API_KEY``
         or ``LLM_PROVIDER=anthropic``) and ``LLM_PROVIDER`` is not ``offline``."""
-        if self.provider_choice is not None:
-            return self.provider_choice != "anthropic" and (
-                self.provider_choice == "offline" or not (self.anthropic_base_url or self.anthropic_api_key)
-            )
+        if self.provider_choice in ("offline", "anthropic"):
+            return self.provider_choice == "offline"
         return not (self.anthropic_base_url or self.anthropic_api_key)
 
     @property
@@ -141,25 +137,6 @@ class Settings:
         return self.mcp_sse_path if transport == "sse" else self.mcp_streamable_path
 
 
-def _parse(
-    values: Mapping[str, str | None],
-    name: str,
-    default: T,
-    convert: Callable[[str], T],
-    valid: str,
-    *,
-    secret: bool = False,
-) -> T:
-    raw = values.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return convert(raw.strip())
-    except ValueError:
-        shown = f"{name} (value not shown)" if secret else f"{name}={raw!r}"
-        raise ConfigError(f"{shown} is not valid: expected {valid}.") from None
-
-
 def check_token(raw: str) -> str:
     """``raw`` if it can be a class token; the ``ValueError`` never repeats it."""
     if not _TOKEN_SHAPE.fullmatch(raw):
@@ -167,18 +144,16 @@ def check_token(raw: str) -> str:
     return raw
 
 
-def _transport(raw: str) -> Transport:
-    value = raw.lower().replace("_", "-")
-    if value not in TRANSPORTS:
-        raise ValueError(raw)
-    return value  # type: ignore[return-value]
+def _one_of(choices: tuple[str, ...]) -> Callable[[str], Any]:
+    """A converter to one of ``choices``, whatever the case and with ``_`` for ``-`` (``STREAMABLE_HTTP``)."""
 
+    def convert(raw: str) -> str:
+        value = raw.lower().replace("_", "-")
+        if value not in choices:
+            raise ValueError(raw)
+        return value
 
-def _provider(raw: str) -> Provider:
-    value = raw.lower()
-    if value not in PROVIDERS:
-        raise ValueError(raw)
-    return value  # type: ignore[return-value]
+    return convert
 
 
 def _int_between(low: int, high: int) -> Callable[[str], int]:
@@ -221,41 +196,49 @@ def _http_url(raw: str) -> str:
     return raw.rstrip("/")
 
 
+_URL = "an http:// or https:// URL"
+_URL_PATH = "a URL path starting with '/'"
+_HOURS = "HH:MM-HH:MM, the start before the end, e.g. 08:00-22:00 (00:00-24:00: any time)"
+#: The settings read from a variable: the :class:`Settings` field, the variable, how to read a value (a
+#: ``ValueError`` for a bad one) and what a valid one looks like. Unset or empty: the field's default.
+_VARIABLES: tuple[tuple[str, str, Callable[[str], Any], str], ...] = (
+    ("openai_base_url", "OPENAI_BASE_URL", _http_url, _URL),
+    ("openai_model", "OPENAI_MODEL", str, "a model name"),
+    ("mcp_transport", "MCP_TRANSPORT", _one_of(TRANSPORTS), "one of " + ", ".join(TRANSPORTS)),
+    ("mcp_host", "MCP_HOST", str, "a host name or IP address"),
+    ("mcp_port", "MCP_PORT", _int_between(1, 65535), "a whole number from 1 to 65535"),
+    ("mcp_sse_path", "MCP_SSE_PATH", _url_path, _URL_PATH),
+    ("mcp_streamable_path", "MCP_STREAMABLE_PATH", _url_path, _URL_PATH),
+    ("llm_max_tool_rounds", "LLM_MAX_TOOL_ROUNDS", _int_between(1, 50), "a whole number from 1 to 50"),
+    ("mcp_auth_token", TOKEN_VARIABLE, check_token, TOKEN_RULE),
+    ("provider_choice", "LLM_PROVIDER", _one_of(PROVIDERS), "one of " + ", ".join(PROVIDERS)),
+    ("anthropic_base_url", "ANTHROPIC_BASE_URL", _http_url, _URL),
+    ("anthropic_model", "ANTHROPIC_MODEL", str, "a model name"),
+    ("notes_dir", NOTES_DIR_VARIABLE, _folder, "a folder path"),
+    ("write_hours", WRITE_HOURS_VARIABLE, _hours, _HOURS),
+)
+
+
 def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
     """Read settings from ``env_file`` (default: the nearest ``.env`` upwards) and the environment."""
     path = Path(env_file) if env_file else (Path(found) if (found := find_dotenv(usecwd=True)) else None)
-    values: dict[str, str | None] = dict(dotenv_values(path)) if path and path.is_file() else {}
+    read_from = path if path and path.is_file() else None
+    values: dict[str, str | None] = dict(dotenv_values(read_from)) if read_from else {}
     values.update(os.environ if environ is None else environ)
-    try:
-        return Settings(
-            openai_api_key=values.get("OPENAI_API_KEY") or None,
-            openai_base_url=_parse(values, "OPENAI_BASE_URL", None, _http_url, "an http:// or https:// URL"),
-            openai_model=_parse(values, "OPENAI_MODEL", OFFLINE_MODEL, str, "a model name"),
-            mcp_transport=_parse(values, "MCP_TRANSPORT", "stdio", _transport, "one of " + ", ".join(TRANSPORTS)),
-            mcp_host=_parse(values, "MCP_HOST", LOOPBACK, str, "a host name or IP address"),
-            mcp_port=_parse(values, "MCP_PORT", 8000, _int_between(1, 65535), "a whole number from 1 to 65535"),
-            mcp_sse_path=_parse(values, "MCP_SSE_PATH", "/sse", _url_path, "a URL path starting with '/'"),
-            mcp_streamable_path=_parse(
-                values, "MCP_STREAMABLE_PATH", "/mcp", _url_path, "a URL path starting with '/'"
-            ),
-            llm_max_tool_rounds=_parse(
-                values, "LLM_MAX_TOOL_ROUNDS", 5, _int_between(1, 50), "a whole number from 1 to 50"
-            ),
-            mcp_auth_token=_parse(values, TOKEN_VARIABLE, None, check_token, TOKEN_RULE, secret=True),
-            env_file=path if path and path.is_file() else None,
-            provider_choice=_parse(values, "LLM_PROVIDER", None, _provider, "one of " + ", ".join(PROVIDERS)),
-            anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
-            anthropic_base_url=_parse(values, "ANTHROPIC_BASE_URL", None, _http_url, "an http:// or https:// URL"),
-            anthropic_model=_parse(values, "ANTHROPIC_MODEL", OFFLINE_MODEL, str, "a model name"),
-            notes_dir=_parse(values, NOTES_DIR_VARIABLE, None, _folder, "a folder path"),
-            write_hours=_parse(
-                values,
-                WRITE_HOURS_VARIABLE,
-                None,
-                _hours,
-                "HH:MM-HH:MM, the start before the end, e.g. 08:00-22:00 (00:00-24:00: any time)",
-            ),
-        )
-    except ConfigError as error:
-        where = f" (read from {path})" if path and path.is_file() else ""
-        raise ConfigError(f"{error}{where}") from None
+    fields: dict[str, Any] = {}
+    for name, variable, convert, valid in _VARIABLES:
+        raw = values.get(variable) or ""
+        if not raw.strip():
+            continue
+        try:
+            fields[name] = convert(raw.strip())
+        except ValueError:
+            shown = f"{variable} (value not shown)" if variable == TOKEN_VARIABLE else f"{variable}={raw!r}"
+            where = f" (read from {read_from})" if read_from else ""
+            raise ConfigError(f"{shown} is not valid: expected {valid}.{where}") from None
+    return Settings(
+        openai_api_key=values.get("OPENAI_API_KEY") or None,
+        anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
+        env_file=read_from,
+        **fields,
+    )

@@ -10,7 +10,7 @@ import argparse
 import ipaddress
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from mcp_teach.config import TOKEN_RULE, TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
 from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
@@ -114,14 +114,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m mcp_teach.serve", description="Run a course MCP server (the calculator by default)."
     )
     add_serve_arguments(parser)
-    args = parser.parse_args(argv)
+    return run_reporting_errors(serve, parser.parse_args(argv))
+
+
+def run_reporting_errors(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``command(args)``, its exit code; an error every command may meet is one line on stderr, not a traceback."""
     try:
-        return serve(args)
+        return command(args)
     except ConfigError as error:
         print(f"mcp-teach: configuration error: {error}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, BrokenPipeError):
-        return 0
+        return 0  # Ctrl-C, or the reader went away (e.g. `mcp-teach demo | head`)
     except OSError as error:
         print(f"mcp-teach: cannot start: {error}", file=sys.stderr)
         return 1

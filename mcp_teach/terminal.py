@@ -23,17 +23,13 @@ def _heading(text: str, write: Callable[[str], None]) -> None:
     write(f"\n=== {text} {'=' * max(0, 70 - len(text))}")
 
 
-def _quiet_server_logs() -> None:
-    """An in-memory server logs into this terminal ("Error calling tool ..."); the lesson output stays clean."""
-    logging.getLogger("fastmcp").setLevel(logging.CRITICAL)
-
-
 @contextlib.asynccontextmanager
 async def _server(connection: Connection, url: str | None, token: str | None) -> AsyncIterator[tuple[Any, str, Any]]:
     """The server to talk to, how to name it and the ``auth`` to connect with.
 
     A running one at ``url`` (sent the class ``token`` if there is one), else a fresh calculator.
     """
+    logging.getLogger("fastmcp").setLevel(logging.CRITICAL)  # an in-memory server would log into this terminal
     if url:
         sent = f", sending the class token from {TOKEN_VARIABLE}" if token else ""
         yield url, f"the server at {url}{sent}", token
@@ -46,7 +42,6 @@ async def run_demo(
     settings: Settings, connection: Connection, question: str, write: Callable[[str], None], url: str | None = None
 ) -> None:
     """Handshake, tools/list, tools/call and one question through the LLM loop, printing every message."""
-    _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
     async with llm, _server(connection, url, settings.mcp_auth_token) as (target, name, auth):
         write(f"Talking to {name}; LLM: {settings.describe_llm()}")
@@ -88,7 +83,6 @@ async def run_chat(
     url: str | None = None,
 ) -> None:
     """Ask questions until ``exit``; each tool call is shown as it happens."""
-    _quiet_server_logs()
     llm, model = openai_client(settings), model_name(settings)
     server = _server(connection, url, settings.mcp_auth_token)
     async with llm, server as (target, name, auth), teaching_client(target, auth=auth) as client:

@@ -23,7 +23,7 @@ def test_every_solved_lesson_has_its_blank_twin_and_no_other():
 def test_nothing_is_stale(monkeypatch):
     """Fails after an edit of a solved lesson without rebuilding: run `mcp-teach build-lessons` and commit."""
     monkeypatch.chdir(REPO)
-    assert stale_lessons() == [], "run `.venv/bin/mcp-teach build-lessons` (or `execute-notebooks`) and commit"
+    assert list(stale_lessons()) == [], "run `.venv/bin/mcp-teach build-lessons` (or `execute-notebooks`) and commit"
 
 
 @pytest.mark.parametrize("path", BLANK, ids=lambda path: path.stem)

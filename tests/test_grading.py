@@ -23,14 +23,14 @@ from nbformat.v4 import new_code_cell
 from mcp_teach import cli
 from mcp_teach.authoring import lesson_notebooks
 from mcp_teach.exercises.convention import find_exercises
-from mcp_teach.exercises.grading import ERROR, FAIL, NOT_ATTEMPTED, PASS, NotebookGrades, grade_notebook
+from mcp_teach.exercises.grading import ERROR, FAIL, NOT_ATTEMPTED, PASS, grade_notebook
 from mcp_teach.exercises.kernel import Limits
 from mcp_teach.exercises.student_copy import plan_copies, student_notebook, write_copies
 
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))  # the console script next to the interpreter
 SOLVED = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
 CHILD = "import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-STUCK = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
+STUCK = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    time.sleep(0.1)"
 
 
 def run_cli(*argv: str) -> SimpleNamespace:
@@ -58,10 +58,22 @@ def gone(pid: int) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
-def classroom(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """A teaching notebook, its student copy, and four submissions graded once with the CLI."""
-    root = tmp_path_factory.mktemp("class")
+def lessons_with_exercises() -> list[Path]:
+    """The solved lessons (notebooks/solutions/) that have exercises."""
+    return [path for path in lesson_notebooks(SOLVED) if '"exercise:' in path.read_text(encoding="utf-8")]
+
+
+def _check_cells(path: Path) -> list[nbformat.NotebookNode]:
+    notebook = nbformat.read(path, as_version=4)
+    return [notebook.cells[exercise.check] for exercise in find_exercises(notebook)]
+
+
+def _output_ignored(cell: nbformat.NotebookNode) -> bool:
+    return "nbval-ignore-output" in cell.metadata.get("tags", []) or "# NBVAL_IGNORE_OUTPUT" in cell.source
+
+
+def make_classroom(root: Path) -> Path:
+    """A teaching notebook, its student copy, and five submissions (the folder returned)."""
     student, _ = student_notebook(demo_lesson())
     write(demo_lesson(), root / "teaching" / "01_demo.ipynb")
     write(student, root / "copies" / "01_demo.ipynb")
@@ -89,13 +101,52 @@ def classroom(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
     (submissions / "carol").mkdir()
     (submissions / "carol" / "01_demo.ipynb").write_text('{"cells": [', encoding="utf-8")
     write(plain_notebook(), submissions / "dave" / "notes.ipynb")
-
-    result = run_cli("grade", str(submissions), "--timeout", "3", "--time-limit", "60", "--csv", str(root / "g.csv"))
-    return SimpleNamespace(root=root, submissions=submissions, result=result, rows=read_csv(root / "g.csv"))
+    return submissions
 
 
-def test_each_exercise_is_graded_pass_fail_or_not_attempted(classroom):
-    rows = [(r["notebook"], r["exercise"], r["result"]) for r in classroom.rows]
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """Every grading run the module's tests read, done at once: the classroom's submissions graded with
+    ``mcp-teach grade``, fresh student copies of the lessons with exercises, and the solved lessons nbval
+    cannot vouch for.
+
+    nbval runs every solved lesson on every test run and compares each check cell's output with the stored
+    ``✔ Exercise NN.k passed`` (:func:`test_every_solved_lesson_stores_a_pass_for_each_exercise`), which is what
+    grading it would prove; only where a check's output is not compared (``nbval-ignore-output``: lesson 06's
+    checks print timings) is the solved lesson graded here.
+
+    The lessons are graded by two workers, one kernel each (CI has 2 cores), the lessons graded twice (solved
+    and copy, the slowest) first; the classroom, which mostly waits for its timeouts, is graded meanwhile by
+    the command in a process of its own.
+    """
+    root = tmp_path_factory.mktemp("class")
+    submissions = make_classroom(root)
+    csv_path = root / "g.csv"
+    command = [MCP_TEACH, "grade", str(submissions), "--timeout", "3", "--time-limit", "60", "--csv", str(csv_path)]
+    classroom = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    lessons = lessons_with_exercises()
+    copies = tmp_path_factory.mktemp("student")
+    write_copies(plan_copies(lessons, copies))
+    unvouched = [path for path in lessons if any(_output_ignored(cell) for cell in _check_cells(path))]
+    twice = [path.name for path in unvouched]
+    paths = unvouched + sorted((copies / path.name for path in lessons), key=lambda path: path.name not in twice)
+    limits = Limits(cell_timeout=300, time_limit=900)
+    with ThreadPoolExecutor(2) as pool:
+        graded = dict(zip(paths, pool.map(lambda path: grade_notebook(path, path.name, limits), paths), strict=True))
+    out, err = classroom.communicate(timeout=300)
+    return SimpleNamespace(
+        root=root,
+        submissions=submissions,
+        result=SimpleNamespace(code=classroom.returncode, out=out, err=err),
+        rows=read_csv(csv_path),
+        student=[graded[copies / path.name] for path in lessons],
+        teaching=[graded[path] for path in unvouched],
+    )
+
+
+def test_each_exercise_is_graded_pass_fail_or_not_attempted(runs):
+    rows = [(r["notebook"], r["exercise"], r["result"]) for r in runs.rows]
     assert rows == [
         ("alice/01_demo.ipynb", "01.1", PASS),
         ("alice/01_demo.ipynb", "01.2", FAIL),
@@ -115,8 +166,8 @@ def test_each_exercise_is_graded_pass_fail_or_not_attempted(classroom):
     ]
 
 
-def test_messages_say_why(classroom):
-    messages = {(r["notebook"].split("/")[0], r["exercise"]): r["message"] for r in classroom.rows}
+def test_messages_say_why(runs):
+    messages = {(r["notebook"].split("/")[0], r["exercise"]): r["message"] for r in runs.rows}
     assert messages["alice", "01.1"] == ""
     assert messages["alice", "01.2"] == (
         "Exercise 01.2 — largest([2, 9, 4]): expected 9, found 2. Hint: the largest, not the smallest"
@@ -139,8 +190,8 @@ def test_messages_say_why(classroom):
     assert messages["dave", ""] == "no exercises found (no cells tagged 'solution')"
 
 
-def test_terminal_report_table_notes_and_summary(classroom):
-    result = classroom.result
+def test_terminal_report_table_notes_and_summary(runs):
+    result = runs.result
     assert result.code == 1
     lines = result.out.splitlines()
     assert lines[0].split() == ["notebook", "exercise", "result", "message"]
@@ -149,7 +200,7 @@ def test_terminal_report_table_notes_and_summary(classroom):
     assert lines[-2] == (
         "18 exercises in 5 notebooks: 3 passed, 5 failed, 10 not attempted; 2 notebooks could not be graded"
     )
-    assert lines[-1] == f"report written to {classroom.root / 'g.csv'}"
+    assert lines[-1] == f"report written to {runs.root / 'g.csv'}"
     assert result.err.splitlines() == [
         f"grading {name} ..."
         for name in (
@@ -162,20 +213,20 @@ def test_terminal_report_table_notes_and_summary(classroom):
     ]
 
 
-def test_no_process_is_left_behind(classroom):
+def test_no_process_is_left_behind(runs):
     for name in ("alice", "bob"):
-        pid = int((classroom.submissions / name / f"{name}-child.pid").read_text())  # written in the notebook's folder
+        pid = int((runs.submissions / name / f"{name}-child.pid").read_text())  # written in the notebook's folder
         assert gone(pid), f"{name}'s child process {pid} is still running"
     assert psutil.Process().children(recursive=True) == []
 
 
-def test_the_teaching_notebook_passes_and_its_student_copy_is_not_attempted(classroom):
-    teaching = run_cli("grade", str(classroom.root / "teaching"), "--csv", str(classroom.root / "t.csv"))
+def test_the_teaching_notebook_passes_and_its_student_copy_is_not_attempted(runs):
+    teaching = run_cli("grade", str(runs.root / "teaching"), "--csv", str(runs.root / "t.csv"))
     assert teaching.code == 0, teaching.out
-    assert [r["result"] for r in read_csv(classroom.root / "t.csv")] == [PASS] * 6
-    copies = run_cli("grade", str(classroom.root / "copies" / "01_demo.ipynb"))
+    assert [r["result"] for r in read_csv(runs.root / "t.csv")] == [PASS] * 6
+    copies = run_cli("grade", str(runs.root / "copies" / "01_demo.ipynb"))
     assert copies.code == 1
-    rows = read_csv(classroom.root / "copies" / "grades.csv")  # the default: next to the graded notebook
+    rows = read_csv(runs.root / "copies" / "grades.csv")  # the default: next to the graded notebook
     assert [r["result"] for r in rows] == [NOT_ATTEMPTED] * 6
     assert "notes" not in copies.out  # nothing but the exercises failed
 
@@ -224,51 +275,6 @@ def test_a_missing_path_is_a_usage_error(tmp_path):
     assert result.code == 2 and "neither a folder nor a notebook" in result.err
 
 
-def lessons_with_exercises() -> list[Path]:
-    """The solved lessons (notebooks/solutions/) that have exercises."""
-    return [path for path in lesson_notebooks(SOLVED) if '"exercise:' in path.read_text(encoding="utf-8")]
-
-
-@pytest.fixture(scope="module")
-def real_lessons(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
-    """Fresh student copies of the lessons with exercises, and the solved lessons nbval cannot vouch for, graded.
-
-    nbval runs every solved lesson on every test run and compares each check cell's output with the stored
-    ``✔ Exercise NN.k passed`` (:func:`test_every_solved_lesson_stores_a_pass_for_each_exercise`), which is what
-    grading it would prove; only where a check's output is not compared (``nbval-ignore-output``: lesson 06's
-    checks print timings) is the solved lesson graded here.
-    """
-    lessons = lessons_with_exercises()
-    if not lessons:
-        pytest.skip("no lesson has exercises yet")
-    copies = tmp_path_factory.mktemp("student")
-    write_copies(plan_copies(lessons, copies))
-    limits = Limits(cell_timeout=300, time_limit=900)
-
-    def grade(paths: list[Path]) -> list[NotebookGrades]:
-        return [grade_notebook(path, path.name, limits) for path in paths]
-
-    # Two batches, one kernel each at a time (CI has 2 cores); each batch grades its notebooks one after another.
-    unvouched = [path for path in lessons if any(_output_ignored(cell) for cell in _check_cells(path))]
-    paths = [copies / path.name for path in lessons] + unvouched
-    halves = [paths[0::2], paths[1::2]]
-    with ThreadPoolExecutor(2) as pool:
-        first, second = pool.map(grade, halves)
-    graded = dict(zip([*halves[0], *halves[1]], [*first, *second], strict=True))
-    return SimpleNamespace(
-        student=[graded[copies / path.name] for path in lessons], teaching=[graded[path] for path in unvouched]
-    )
-
-
-def _check_cells(path: Path) -> list[nbformat.NotebookNode]:
-    notebook = nbformat.read(path, as_version=4)
-    return [notebook.cells[exercise.check] for exercise in find_exercises(notebook)]
-
-
-def _output_ignored(cell: nbformat.NotebookNode) -> bool:
-    return "nbval-ignore-output" in cell.metadata.get("tags", []) or "# NBVAL_IGNORE_OUTPUT" in cell.source
-
-
 def test_every_solved_lesson_stores_a_pass_for_each_exercise():
     """With nbval comparing these outputs on every run, each solved lesson's every check passes when run."""
     for path in lessons_with_exercises():
@@ -280,15 +286,15 @@ def test_every_solved_lesson_stores_a_pass_for_each_exercise():
             assert text.endswith(f"✔ Exercise {exercise.id} passed\n"), f"{path.name} {exercise.id}: {text!r}"
 
 
-def test_the_solved_lessons_whose_check_outputs_nbval_ignores_pass_when_graded(real_lessons):
-    assert [graded.notebook for graded in real_lessons.teaching] == ["06_latency_lab.ipynb"]
-    for graded in real_lessons.teaching:
+def test_the_solved_lessons_whose_check_outputs_nbval_ignores_pass_when_graded(runs):
+    assert [graded.notebook for graded in runs.teaching] == ["06_latency_lab.ipynb"]
+    for graded in runs.teaching:
         failed = [g for g in graded.grades if g.result != PASS]
         assert graded.grades and not failed and not graded.notes, (failed, graded.notes)
 
 
-def test_student_copies_of_the_lessons_stop_only_at_the_exercises(real_lessons):
-    for graded in real_lessons.student:
+def test_student_copies_of_the_lessons_stop_only_at_the_exercises(runs):
+    for graded in runs.student:
         assert graded.grades and not graded.notes, graded.notes
         for grade in graded.grades:
             assert grade.result == NOT_ATTEMPTED and "not attempted yet" in grade.message, grade

@@ -66,11 +66,6 @@ def expectations(exercise_id: str) -> Expectations:
     return _CATALOGUE[exercise_id]
 
 
-def missing_answers(exercise_id: str, namespace: Mapping[str, Any]) -> list[str]:
-    """The answer names of ``exercise_id`` that ``namespace`` does not define yet."""
-    return [name for name in expectations(exercise_id).answers if name not in namespace]
-
-
 def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
     """Check exercise ``exercise_id`` against the answers in ``namespace`` (default: the caller's globals).
 
@@ -80,7 +75,7 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         caller = inspect.currentframe().f_back  # type: ignore[union-attr]
         namespace = caller.f_globals  # type: ignore[union-attr]
     found = expectations(exercise_id)
-    missing = missing_answers(exercise_id, namespace)
+    missing = [name for name in found.answers if name not in namespace]
     if missing:
         names = ", ".join(f"`{name}`" for name in missing)
         message = (

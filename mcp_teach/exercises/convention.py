@@ -21,8 +21,6 @@ END = "### END SOLUTION"
 #: Nothing that raises (nbgrader's default stub raises NotImplementedError): Run All on a blank lesson runs to
 #: the end, and each check says the exercise is not attempted yet (:mod:`mcp_teach.exercises.catalogue`).
 PLACEHOLDER = ("# YOUR CODE HERE", "pass")
-#: A check cell's whole source: one line, ``check("04.3")``.
-CHECK_CELL = 'check("{id}")'
 
 
 class ConventionError(ValueError):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import csv
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ import nbformat
 from mcp_teach.display.show import table
 from mcp_teach.exercises.check import PASSED
 from mcp_teach.exercises.convention import SOLUTION, Exercise, describe, find_exercises, tags
-from mcp_teach.exercises.kernel import DEFAULT_LIMITS, CellRun, Limits, NotebookRun, run_notebook
+from mcp_teach.exercises.kernel import Limits, NotebookRun, run_notebook
 
 PASS, FAIL, NOT_ATTEMPTED, ERROR = "pass", "fail", "not attempted", "error"
 CSV_COLUMNS = ("notebook", "exercise", "result", "message")
@@ -80,21 +80,17 @@ def grade_exercise(exercise: Exercise, notebook: Any, run: NotebookRun) -> tuple
         return NOT_ATTEMPTED, f"not reached: {run.stopped}"
     if solution.status == "stopped":
         return FAIL, f"the solution cell {solution.evalue}"
+    if solution.ename == "NotImplementedError":
+        return NOT_ATTEMPTED, "the solution cell still raises NotImplementedError"
     if solution.status == "error":
-        if solution.ename == "NotImplementedError":
-            return NOT_ATTEMPTED, "the solution cell still raises NotImplementedError"
         return FAIL, f"the solution cell raised {solution.error}"
-    return _grade_check(exercise, check, run)
-
-
-def _grade_check(exercise: Exercise, check: CellRun | None, run: NotebookRun) -> tuple[str, str]:
     if check is None:
         return NOT_ATTEMPTED, f"the check was not reached: {run.stopped or 'the check cell is empty'}"
     if check.status == "stopped":
         return FAIL, f"the check cell {check.evalue}"
-    if check.status == "error" and check.ename == "ExerciseNotAttempted":
+    if check.ename == "ExerciseNotAttempted":
         return NOT_ATTEMPTED, check.evalue
-    if check.status == "error" and check.ename == "NotImplementedError":
+    if check.ename == "NotImplementedError":
         return NOT_ATTEMPTED, "the solution still raises NotImplementedError (when the check calls it)"
     if check.status == "error":
         return FAIL, check.evalue if check.ename == "ExerciseFailed" else f"the check raised {check.error}"
@@ -120,35 +116,33 @@ def _notes(notebook: Any, exercises: list[Exercise], run: NotebookRun) -> list[s
     return notes
 
 
-def grade_notebook(path: Path, label: str, limits: Limits = DEFAULT_LIMITS) -> NotebookGrades:
+def grade_notebook(path: Path, label: str, limits: Limits) -> NotebookGrades:
     """Run the notebook at ``path`` (its folder as working directory) and grade each exercise."""
-    result = NotebookGrades(label)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat's validation warnings: the notebook is graded anyway
             notebook = nbformat.read(path, as_version=4)
         exercises = find_exercises(notebook)
     except Exception as error:  # any unreadable submission is reported, not fatal
-        result.grades.append(Grade(label, "", ERROR, _one_line(f"cannot read the notebook: {error}")))
-        return result
+        return _not_graded(label, f"cannot read the notebook: {error}")
     if not exercises:
-        result.grades.append(Grade(label, "", ERROR, f"no exercises found (no cells tagged '{SOLUTION}')"))
-        return result
+        return _not_graded(label, f"no exercises found (no cells tagged '{SOLUTION}')")
     try:
         run = run_notebook(notebook, path.parent, limits)
     except Exception as error:  # e.g. the kernel could not start
-        result.grades.append(Grade(label, "", ERROR, _one_line(f"could not run: {type(error).__name__}: {error}")))
-        return result
+        return _not_graded(label, f"could not run: {type(error).__name__}: {error}")
+    result = NotebookGrades(label, notes=[_one_line(note) for note in _notes(notebook, exercises, run)])
     for exercise in exercises:
         outcome, message = grade_exercise(exercise, notebook, run)
         result.grades.append(Grade(label, exercise.id, outcome, _one_line(message)))
-    result.notes = [_one_line(note) for note in _notes(notebook, exercises, run)]
     return result
 
 
-def grade_all(
-    path: Path, limits: Limits = DEFAULT_LIMITS, progress: Callable[[str], None] = lambda _: None
-) -> list[NotebookGrades]:
+def _not_graded(label: str, message: str) -> NotebookGrades:
+    return NotebookGrades(label, [Grade(label, "", ERROR, _one_line(message))])
+
+
+def grade_all(path: Path, limits: Limits, progress: Callable[[str], None]) -> list[NotebookGrades]:
     """Grade every notebook of ``path`` (a notebook or a folder), one after another."""
     base = path if path.is_dir() else path.parent
     results = []
@@ -196,9 +190,7 @@ def write_csv(results: Sequence[NotebookGrades], path: Path) -> None:
     """One row per exercise (and per notebook that could not be graded): notebook, exercise, result, message."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as file:
-        writer = csv.writer(file)
-        writer.writerow(CSV_COLUMNS)
-        writer.writerows((g.notebook, g.exercise, g.result, g.message) for g in all_grades(results))
+        csv.writer(file).writerows([CSV_COLUMNS, *map(astuple, all_grades(results))])
 
 
 def default_csv(path: Path) -> Path:

@@ -1,9 +1,9 @@
-"""Run one notebook in a fresh kernel with time limits, and leave no process behind.
+"""Run one notebook in a fresh kernel with nbclient, under time limits, and leave no process behind.
 
-The grader needs more than ``NotebookClient.execute()``: it runs every cell even after errors,
-interrupts a cell that runs too long and goes on if the kernel recovers, stops at the notebook's
-overall time limit, records what each cell did, and after shutting the kernel down kills whatever the
-kernel started (e.g. a stdio MCP server a solution forgot to close).
+nbclient runs each cell, goes on after errors (``allow_errors``) and interrupts a cell that runs longer than the
+cell timeout (``interrupt_on_timeout``). Around it: the notebook's overall time limit, a stop when an interrupted
+kernel does not answer again, Ctrl-C, and, once the kernel is killed, killing whatever it started (a stdio MCP
+server a solution forgot to close runs in a session of its own, out of reach of the kernel's process group).
 """
 
 from __future__ import annotations
@@ -21,16 +21,16 @@ from typing import Any
 import psutil
 from jupyter_client import AsyncKernelManager
 from nbclient import NotebookClient
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.exceptions import DeadKernelError
 
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE
 from mcp_teach.exercises.convention import describe
 
 KERNEL = "python3"
-#: How long an interrupted kernel may take to answer again before the run stops.
-RECOVER_SECONDS = 5
-#: How long a graceful kernel shutdown may take (then it is killed).
-SHUTDOWN_SECONDS = 5
+#: The error name of the reply nbclient makes up for a cell it interrupted at the timeout.
+TIMED_OUT = "CellTimeoutError"
+#: How long an interrupted kernel may take to answer again (after nbclient's wait for the cell's output).
+RECOVER_SECONDS = 1
 #: How long the kernel's leftover processes get after SIGTERM before SIGKILL.
 TERMINATE_SECONDS = 3
 
@@ -39,11 +39,8 @@ TERMINATE_SECONDS = 3
 class Limits:
     """``cell_timeout``: seconds one cell may run; ``time_limit``: seconds the whole notebook may run."""
 
-    cell_timeout: float = 120
-    time_limit: float = 900
-
-
-DEFAULT_LIMITS = Limits()
+    cell_timeout: float
+    time_limit: float
 
 
 @dataclass(frozen=True)
@@ -69,26 +66,21 @@ class NotebookRun:
     stopped: str | None = None
 
 
-def run_notebook(notebook: Any, cwd: Path, limits: Limits = DEFAULT_LIMITS) -> NotebookRun:
-    """Execute ``notebook`` (modified in place: fresh outputs) in a new kernel started in ``cwd``."""
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
+def run_notebook(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
+    """Execute ``notebook`` (its cells get the outputs of this run) in a new kernel started in ``cwd``."""
     return asyncio.run(_run(notebook, cwd, limits))
 
 
 async def _run(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
     run = NotebookRun()
-    deadline = time.monotonic() + limits.time_limit
     manager = AsyncKernelManager(kernel_name=KERNEL)
     client = NotebookClient(
         notebook,
         km=manager,
-        kernel_name=KERNEL,
         allow_errors=True,
-        interrupt_on_timeout=False,
+        interrupt_on_timeout=True,
+        error_on_timeout={"ename": TIMED_OUT},
         record_timing=False,
-        resources={"metadata": {"path": str(cwd)}},
     )
     replies: dict[int, dict[str, Any]] = {}
     client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply)
@@ -97,9 +89,9 @@ async def _run(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
         env = {**os.environ, GRADING_VARIABLE: "autograde"}
         await manager.start_kernel(cwd=str(cwd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         await client.async_start_new_kernel_client()
-        await _execute(client, run, replies, deadline, limits)
+        await _execute(client, run, replies, time.monotonic() + limits.time_limit, limits)
     finally:
-        await stop_kernel(manager, now=run.stopped is not None)
+        await stop_kernel(manager)
         if client.kc is not None:
             client.kc.stop_channels()
     return run
@@ -108,36 +100,38 @@ async def _run(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
 async def _execute(
     client: NotebookClient, run: NotebookRun, replies: dict[int, dict[str, Any]], deadline: float, limits: Limits
 ) -> None:
+    out_of_time = f"the notebook's time limit ({limits.time_limit:g} s) ran out"
     for index, cell in enumerate(client.nb.cells):
         if cell.cell_type != "code" or not cell.source.strip():
             continue
-        remaining = deadline - time.monotonic()
+        where, remaining = describe(cell, index), deadline - time.monotonic()
         if remaining <= 0:
-            run.stopped = f"the notebook's time limit ({limits.time_limit:g} s) ran out before {describe(cell, index)}"
+            run.stopped = f"{out_of_time} before {where}"
             return
-        timeout = min(limits.cell_timeout, remaining)
-        client.timeout = max(1, math.ceil(timeout))
+        client.timeout = max(1, math.ceil(min(limits.cell_timeout, remaining)))
         try:
             await client.async_execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
-        except CellTimeoutError:
-            if timeout < limits.cell_timeout:
-                limit = f"the notebook's time limit ({limits.time_limit:g} s)"
-                run.cells[index] = CellRun("stopped", evalue=f"was still running when {limit} ran out")
-                run.stopped = f"the notebook's time limit ({limits.time_limit:g} s) ran out in {describe(cell, index)}"
-                return
-            interrupted = f"did not finish within {limits.cell_timeout:g} s (interrupted)"
-            run.cells[index] = CellRun("stopped", evalue=interrupted)
-            if not await _interrupt(client):
-                run.stopped = f"{describe(cell, index)} did not finish and the kernel did not stop when interrupted"
-                return
-            continue
         except DeadKernelError:
             if asyncio.current_task().cancelling():  # Ctrl-C: nbclient turns the cancellation into DeadKernelError
                 raise asyncio.CancelledError from None
             run.cells[index] = CellRun("stopped", evalue="made the kernel die (it crashed or exited)")
-            run.stopped = f"the kernel died in {describe(cell, index)}"
+            run.stopped = f"the kernel died in {where}"
             return
-        run.cells[index] = _cell_run(cell, replies.get(index, {}).get("content", {}))
+        reply = replies[index]["content"]
+        if reply.get("ename") != TIMED_OUT:
+            run.cells[index] = _cell_run(cell, reply)
+        elif remaining < limits.cell_timeout:
+            run.cells[index] = CellRun("stopped", evalue=f"was still running when {out_of_time}")
+            run.stopped = f"{out_of_time} in {where}"
+            return
+        else:
+            interrupted = f"did not finish within {limits.cell_timeout:g} s (interrupted)"
+            run.cells[index] = CellRun("stopped", evalue=interrupted)
+            try:  # does the interrupted kernel answer again?
+                await client.kc.kernel_info(reply=True, timeout=RECOVER_SECONDS)
+            except TimeoutError:
+                run.stopped = f"{where} did not finish and the kernel did not stop when interrupted"
+                return
 
 
 def _cell_run(cell: Any, reply: dict[str, Any]) -> CellRun:
@@ -145,18 +139,6 @@ def _cell_run(cell: Any, reply: dict[str, Any]) -> CellRun:
     if reply.get("status") == "error":
         return CellRun("error", reply.get("ename", "Error"), reply.get("evalue", ""), stdout)
     return CellRun("ok", stdout=stdout)
-
-
-async def _interrupt(client: NotebookClient) -> bool:
-    """Interrupt the running cell; True if the kernel answers again within :data:`RECOVER_SECONDS`."""
-    for task in asyncio.all_tasks() - {asyncio.current_task()}:
-        task.cancel()  # nbclient's reader of the timed-out cell's output would steal the next cell's messages
-    await client.km.interrupt_kernel()
-    try:
-        await client.kc.kernel_info(reply=True, timeout=RECOVER_SECONDS)
-    except TimeoutError:
-        return False
-    return True
 
 
 def descendants(pid: int) -> list[psutil.Process]:
@@ -181,13 +163,11 @@ def kill_all(processes: list[psutil.Process]) -> None:
     psutil.wait_procs(alive, timeout=TERMINATE_SECONDS)
 
 
-async def stop_kernel(manager: AsyncKernelManager, *, now: bool = False) -> None:
-    """Shut the kernel down and kill every process it started (found before the shutdown)."""
+async def stop_kernel(manager: AsyncKernelManager) -> None:
+    """Kill the kernel and every process it started (found before the kill): grading needs no graceful exit."""
     if not manager.has_kernel:
         return
-    pid = getattr(manager.provisioner, "pid", None)
-    family = descendants(pid) if pid else []
-    manager.shutdown_wait_time = SHUTDOWN_SECONDS
-    with contextlib.suppress(Exception):  # a kernel that cannot be shut down politely is killed below
-        await asyncio.wait_for(manager.shutdown_kernel(now=now), SHUTDOWN_SECONDS * 2)
+    family = descendants(manager.provisioner.pid)
+    with contextlib.suppress(Exception):  # a kernel already gone; its family is killed below all the same
+        await manager.shutdown_kernel(now=True)
     kill_all(family)

@@ -16,15 +16,11 @@ from mcp_teach.exercises.convention import find_exercises
 
 #: Points for each exercise's autograded check.
 POINTS = 1
-SCHEMA_VERSION = 3
 
 
 def _metadata(grade_id: str, *, solution: bool, grade: bool) -> dict[str, Any]:
-    cell = {"grade": grade, "grade_id": grade_id, "locked": not solution, "schema_version": SCHEMA_VERSION}
-    cell["solution"] = solution
-    if grade:
-        cell["points"] = POINTS
-    return cell
+    cell = {"grade": grade, "grade_id": grade_id, "locked": not solution, "schema_version": 3, "solution": solution}
+    return cell | ({"points": POINTS} if grade else {})
 
 
 def with_nbgrader_metadata(notebook: Any) -> Any:

@@ -58,10 +58,6 @@ def strip_solution(source: str, where: str = "a solution cell") -> str:
     return "\n".join(lines)
 
 
-def _is_stripped(source: str) -> bool:
-    return all(text in source for text in PLACEHOLDER)
-
-
 def student_notebook(notebook: Any) -> tuple[Any, int]:
     """The student version of ``notebook`` (a new object) and the number of solution cells in it."""
     student = copy.deepcopy(notebook)
@@ -75,7 +71,7 @@ def student_notebook(notebook: Any) -> tuple[Any, int]:
             where = describe(cell, index)
             if BEGIN in cell.source or END in cell.source:
                 cell.source = strip_solution(cell.source, where)
-            elif not _is_stripped(cell.source):
+            elif not all(text in cell.source for text in PLACEHOLDER):
                 raise ConventionError(
                     f"{where} is tagged 'solution' but has no '{BEGIN}' … '{END}' block: "
                     "its student copy would contain the solution"
