@@ -167,7 +167,9 @@ class RecordingHTTPTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-def recording_client_factory(on_exchange: Callable[[HttpExchange], None]) -> Callable[..., httpx2.AsyncClient]:
+def recording_client_factory(
+    on_exchange: Callable[[HttpExchange], None], *, redact: bool = True
+) -> Callable[..., httpx2.AsyncClient]:
     """An ``httpx_client_factory`` for fastmcp's HTTP transports that records exchanges.
 
     It builds the client the way the MCP SDK does by default (30 s timeouts,
@@ -184,7 +186,7 @@ def recording_client_factory(on_exchange: Callable[[HttpExchange], None]) -> Cal
             headers=headers,
             timeout=timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
             auth=auth,
-            transport=RecordingHTTPTransport(on_exchange),
+            transport=RecordingHTTPTransport(on_exchange, redact=redact),
             **kwargs,
         )
 
