@@ -145,6 +145,19 @@ def test_01_2_errors_are_responses(lesson_captures):
     fails("01.2", counts_solution(lesson_captures, four_kinds), "it is a response")
 
 
+def test_01_2_an_error_without_id_is_a_response(lesson_captures):
+    """MCP's schema lets an error about an unreadable line leave `id` out; JSON-RPC 2.0 sends null."""
+
+    def by_id(message):
+        if "method" not in message and "id" in message:
+            return "response"
+        return "request" if "id" in message else "notification"
+
+    assert by_id({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}) == "response"
+    message = fails("01.2", counts_solution(lesson_captures, by_id), "may have no 'id'")
+    assert "'method' makes it a response" in message
+
+
 def test_01_2_wrong_counts_fail(lesson_captures):
     solution = counts_solution(lesson_captures)
     fails("01.2", {**solution, "modern_counts": {"request": 2, "response": 2, "notification": 1}}, "modern_counts")

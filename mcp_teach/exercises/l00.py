@@ -3,7 +3,8 @@
 
 - 00.1: one ``tools/call`` of ``calculator_multiply`` over streamable HTTP, captured with its HTTP requests;
 - 00.2: a short stdio conversation typed by hand (``initialize``, ``notifications/initialized``, ``tools/list``);
-- 00.3: the opening of a session over HTTP+SSE compared with one over streamable HTTP.
+- 00.3: the opening of a connection over HTTP+SSE (a 2025-11-25 session) compared with one over streamable HTTP
+  (2026-07-28, no session).
 
 The answers are read from the lesson's globals by :func:`mcp_teach.exercises.catalogue.check`; every check here
 only reads them (no server is started).
@@ -19,7 +20,7 @@ from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
-#: The messages only one of the two sessions of 00.3 has.
+#: The messages only one of the two connections of 00.3 has.
 SSE_ONLY = {"initialize", "initialize (result)", "notifications/initialized"}
 HTTP_ONLY = {"server/discover", "server/discover (result)"}
 
@@ -120,7 +121,7 @@ def typed_by_hand(check: Checker, stdio_server: Any, tool_names: Any) -> None:
 
 @exercise("00.3", answers=("sse_methods", "http_methods", "only_sse", "only_http"))
 def two_openings(check: Checker, sse_methods: Any, http_methods: Any, only_sse: Any, only_http: Any) -> None:
-    """Both sessions end with the same call; only their openings differ: ``initialize`` against ``server/discover``."""
+    """Both connections end with the same call; only their openings differ: ``initialize`` or ``server/discover``."""
     for name, methods in [("sse_methods", sse_methods), ("http_methods", http_methods)]:
         check.instance(methods, list, name, hint="store capture.capture.methods(), the list of method names")
         check.equal(
@@ -144,13 +145,13 @@ def two_openings(check: Checker, sse_methods: Any, http_methods: Any, only_sse: 
     check.equal(
         only_sse,
         SSE_ONLY,
-        "the messages only the SSE session has",
+        "the messages only the SSE connection has",
         hint="use teaching_client's default mode on both; with mode='legacy' streamable HTTP does the handshake too",
     )
     check.equal(
         only_http,
         HTTP_ONLY,
-        "the messages only the streamable-HTTP session has",
+        "the messages only the streamable-HTTP connection has",
         hint="connect to calculator_target('streamable-http') in teaching_client's default mode",
     )
     print(f"found: only over SSE {sorted(only_sse)}\n       only over streamable HTTP {sorted(only_http)}")

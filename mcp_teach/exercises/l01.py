@@ -124,11 +124,22 @@ def count_and_classify(check: Checker, classify: Any, legacy_counts: Any, modern
             "notification",
             "a notification has a 'method' but no 'id'",
         ),
-        ({"jsonrpc": "2.0", "id": 7, "result": {}}, "response", "a response has an 'id' too, but no 'method'"),
+        ({"jsonrpc": "2.0", "id": 7, "result": {}}, "response", "a response: no 'method'; its 'id' is the request's"),
         (
             {"jsonrpc": "2.0", "id": 7, "error": {"code": -32601, "message": "Method not found"}},
             "response",
             "an error answers a request as a result does: it is a response",
+        ),
+        (
+            {"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}},
+            "response",
+            "an error about a line the server could not read may have no 'id' (MCP's schema, lesson 03):"
+            " having no 'method' makes it a response, not having an 'id'",
+        ),
+        (
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+            "response",
+            'an error about a line the server could not read may carry "id": null (JSON-RPC 2.0): still a response',
         ),
         (
             {"jsonrpc": "2.0", "id": 0, "method": "ping"},
