@@ -73,7 +73,9 @@ def test_argument_checks_keep_the_key_from_the_untrusted_server(tmp_path, guard)
 def test_rug_pull_leaks_without_pins_and_is_withheld_with_them(tmp_path):
     naive, _ = attack(tmp_path / "naive", POISONING, rug_pull=True)
     assert calls(naive, "untrusted")[-1] == ("add", {"a": 2, "b": 3, "sidenote": FAKE_SECRET})
-    assert "notifications/tools/list_changed" in naive.captures["untrusted"].methods()
+    # 2026-07-28 and no subscriptions/listen stream: the change is not announced (basic/patterns/subscriptions);
+    # the host sees it because it lists the tools again before each question
+    assert "notifications/tools/list_changed" not in naive.captures["untrusted"].methods()
     pins = ToolPins()
     pinned, answer = attack(tmp_path / "pinned", POISONING, Guard(pins=pins), rug_pull=True)
     assert calls(pinned, "untrusted") == [("add", {"a": 1, "b": 1})]  # only the harmless first call

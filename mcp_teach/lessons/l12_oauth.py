@@ -14,7 +14,10 @@ basic/authorization/index, Roles):
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import hashlib
+import secrets
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,7 @@ from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.auth.providers.in_memory import InMemoryOAuthProvider
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.server.auth.settings import ClientRegistrationOptions
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from mcp_teach.client import teaching_client
@@ -35,7 +39,7 @@ from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import guarded_http_app
 from mcp_teach.transports.in_process import serve_asgi
 from mcp_teach.transports.sockets import bind_socket, server_url
-from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport, recording_client_factory
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 
 #: The scope the lesson's server requires; the 401 challenge names it (2026-07-28, basic/authorization/index,
 #: "Scope Selection Strategy") and the client asks for exactly that.
@@ -85,6 +89,40 @@ async def oauth_server(
     app = guarded_http_app(server_factory(auth=provider), "streamable-http", MCP_PATH, LOOPBACK)
     async with serve_asgi(app, sock):
         yield OAuthServer(server_url(LOOPBACK, port, MCP_PATH), port, provider)
+
+
+async def token_by_hand(
+    http: httpx2.AsyncClient, server: OAuthServer, scope: str, client_id: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Section 7's steps 2-5 in one call (metadata, registration, authorization with PKCE, token) for ``scope``.
+
+    ``http`` is a client on ``server.base``. Without ``client_id`` a new public client registers (for every
+    scope the server offers, so that a later step-up can ask for more); with it, that client authorizes again.
+    Returns the ``client_id`` and the token response (``access_token``, ``refresh_token``, ``scope``, ...).
+    """
+    metadata = (await http.get("/.well-known/oauth-authorization-server")).json()
+    if client_id is None:
+        registration = await http.post(metadata["registration_endpoint"], json={
+            "client_name": CLIENT_NAME, "redirect_uris": [REDIRECT_URI], "grant_types": ["authorization_code",
+            "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none",
+            "application_type": "native", "scope": " ".join(metadata.get("scopes_supported") or [scope]),
+        })  # fmt: skip
+        client_id = registration.raise_for_status().json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    state = secrets.token_urlsafe(16)
+    authorize = await http.get(metadata["authorization_endpoint"], params={
+        "response_type": "code", "client_id": client_id, "redirect_uri": REDIRECT_URI, "scope": scope,
+        "state": state, "code_challenge": challenge, "code_challenge_method": "S256", "resource": server.url,
+    })  # fmt: skip
+    redirect = dict(parse_qsl(urlsplit(authorize.headers.get("location", "")).query))
+    if redirect.get("state") != state or "code" not in redirect:
+        raise OAuthFlowError(f"the authorization request was not granted: {authorize.status_code} {redirect}")
+    token = await http.post(metadata["token_endpoint"], data={
+        "grant_type": "authorization_code", "code": redirect["code"], "redirect_uri": REDIRECT_URI,
+        "client_id": client_id, "code_verifier": verifier, "resource": server.url,
+    })  # fmt: skip
+    return client_id, token.raise_for_status().json()
 
 
 # ── the client ─────────────────────────────────────────────────────────────────────────────────────────
@@ -167,6 +205,17 @@ def oauth_client_provider(server: OAuthServer, browser: HeadlessBrowser) -> OAut
     )
 
 
+def _unredacted_factory(recorded: list[HttpExchange]) -> Callable[..., httpx2.AsyncClient]:
+    """An ``httpx_client_factory`` recording every exchange with its credentials (the views hide them later)."""
+
+    def factory(timeout: httpx2.Timeout | None = None, **kwargs: Any) -> httpx2.AsyncClient:
+        timeout = timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)  # the SDK's
+        recorder = RecordingHTTPTransport(recorded.append, redact=False)
+        return httpx2.AsyncClient(timeout=timeout, transport=recorder, **kwargs)
+
+    return factory
+
+
 async def authorize_and_call(
     server: OAuthServer, tool: str = "calculator_add", arguments: dict[str, Any] | None = None
 ) -> OAuthFlow:
@@ -174,8 +223,7 @@ async def authorize_and_call(
     recorded: list[HttpExchange] = []  # unredacted: the views learn the flow's secrets from it, then hide them
     browser = HeadlessBrowser(RecordingHTTPTransport(recorded.append, redact=False))
     auth = oauth_client_provider(server, browser)
-    factory = recording_client_factory(recorded.append, redact=False)
-    transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=factory)
+    transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=_unredacted_factory(recorded))
     async with teaching_client(transport) as client:
         await client.list_tools()  # first, or the client lists tools after the call to check its output schema
         result = await client.call_tool(tool, arguments if arguments is not None else {"a": 2, "b": 3})

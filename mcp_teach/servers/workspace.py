@@ -2,7 +2,9 @@
 
 It is what an attacker wants to reach through the model: ``read_file`` gives the model file contents (a fake
 SSH key among them), ``delete_file`` is a sensitive tool (``destructiveHint: true``). Nothing here is
-malicious; the attacks come from :mod:`mcp_teach.servers.untrusted`. Paths stay inside the folder.
+malicious; the attacks come from :mod:`mcp_teach.servers.untrusted`. Paths stay inside the folder. An unknown
+tool is JSON-RPC ``-32602`` (:class:`~mcp_teach.servers.explained_errors.ExplainingFastMCP`; server/tools, Error
+Handling), not plain FastMCP's ``isError`` result.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from pathlib import Path
 import mcp_types
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
 
 SERVER_NAME = "mcp-teach-workspace"
 SERVER_VERSION = "1.0.0"
@@ -42,7 +46,7 @@ def _inside(folder: Path, path: str) -> Path:
 
 def build_workspace_server(folder: Path) -> FastMCP:
     """A fresh workspace server over ``folder`` (fill it first with :func:`make_workspace`)."""
-    server = FastMCP(SERVER_NAME, version=SERVER_VERSION)
+    server = ExplainingFastMCP(SERVER_NAME, version=SERVER_VERSION)
 
     def read_file(path: str) -> str:
         """Read a text file of the workspace."""
