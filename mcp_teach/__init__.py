@@ -15,6 +15,7 @@ notebooks that talk to them:
     lessons/      helpers that exist for one lesson, and the notebook setup
     exercises/    every exercise's expectations, blank lessons, student copies, grading
     serve, terminal, authoring, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
+    conformance   the official conformance suite run against a server (beside serve: it serves one for the run)
 
 Import what a lesson needs from its module, e.g.
 ``from mcp_teach.wire.capture import CaptureTransport``.

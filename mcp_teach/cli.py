@@ -296,6 +296,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build_parser_.set_defaults(handler=build)
     add_tap_arguments(commands.add_parser("tap", **TAP_PARSER))
+    from mcp_teach.conformance import add_conformance_parser
+
+    add_conformance_parser(commands)
     return parser
 
 

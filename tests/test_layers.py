@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "display",
         "lessons",
         "exercises",
-        "serve terminal authoring",
+        "serve terminal authoring conformance",
         "cli",
     )
 )

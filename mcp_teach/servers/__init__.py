@@ -1,6 +1,7 @@
 """The MCP servers students talk to, one module each. Named by ``by_name`` for ``--server``: ``calculator``,
-``knowledge`` (lesson 07), ``assistant`` (lesson 09) and ``notes`` (lesson 12, behind the four permission gates of
-``gates``, its folder kept by ``notes_store``). For one lesson only: ``lowlevel_calculator``, the calculator on
+``knowledge`` (lesson 07), ``assistant`` (lesson 09), ``notes`` (lesson 12, behind the four permission gates of
+``gates``, its folder kept by ``notes_store``) and ``capstone`` (lesson 13: the official conformance suite's
+fixtures). For one lesson only: ``lowlevel_calculator``, the calculator on
 mcp's low-level ``Server`` (lesson 08), and lesson 12's ``workspace`` (the user's own files) and ``untrusted`` (a
 server that attacks the model).
 

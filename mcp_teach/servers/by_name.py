@@ -19,6 +19,7 @@ SERVERS: dict[str, tuple[str, str]] = {
     "knowledge": ("mcp_teach.servers.knowledge", "build_knowledge_server"),
     "assistant": ("mcp_teach.servers.assistant", "build_assistant_server"),
     "notes": ("mcp_teach.servers.notes", "build_notes_server"),
+    "capstone": ("mcp_teach.servers.capstone", "build_capstone_server"),
 }
 SERVER_NAMES: tuple[str, ...] = tuple(SERVERS)
 DEFAULT_SERVER = "calculator"
