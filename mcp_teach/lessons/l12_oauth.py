@@ -29,7 +29,6 @@ from fastmcp.client.transports import StreamableHttpTransport
 from fastmcp.server.auth.providers.in_memory import InMemoryOAuthProvider
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.server.auth.settings import ClientRegistrationOptions
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from mcp_teach.client import teaching_client
@@ -39,7 +38,7 @@ from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import guarded_http_app
 from mcp_teach.transports.in_process import serve_asgi
 from mcp_teach.transports.sockets import bind_socket, server_url
-from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
+from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport, recording_client_factory
 
 #: The scope the lesson's server requires; the 401 challenge names it (2026-07-28, basic/authorization/index,
 #: "Scope Selection Strategy") and the client asks for exactly that.
@@ -205,17 +204,6 @@ def oauth_client_provider(server: OAuthServer, browser: HeadlessBrowser) -> OAut
     )
 
 
-def _unredacted_factory(recorded: list[HttpExchange]) -> Callable[..., httpx2.AsyncClient]:
-    """An ``httpx_client_factory`` recording every exchange with its credentials (the views hide them later)."""
-
-    def factory(timeout: httpx2.Timeout | None = None, **kwargs: Any) -> httpx2.AsyncClient:
-        timeout = timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)  # the SDK's
-        recorder = RecordingHTTPTransport(recorded.append, redact=False)
-        return httpx2.AsyncClient(timeout=timeout, transport=recorder, **kwargs)
-
-    return factory
-
-
 async def authorize_and_call(
     server: OAuthServer, tool: str = "calculator_add", arguments: dict[str, Any] | None = None
 ) -> OAuthFlow:
@@ -223,7 +211,9 @@ async def authorize_and_call(
     recorded: list[HttpExchange] = []  # unredacted: the views learn the flow's secrets from it, then hide them
     browser = HeadlessBrowser(RecordingHTTPTransport(recorded.append, redact=False))
     auth = oauth_client_provider(server, browser)
-    transport = StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=_unredacted_factory(recorded))
+    transport = StreamableHttpTransport(
+        server.url, auth=auth, httpx_client_factory=recording_client_factory(recorded.append, redact=False)
+    )
     async with teaching_client(transport) as client:
         await client.list_tools()  # first, or the client lists tools after the call to check its output schema
         result = await client.call_tool(tool, arguments if arguments is not None else {"a": 2, "b": 3})
