@@ -251,6 +251,7 @@ async def _run_npx(command: list[str], node_folder: Path, timeout: float) -> tup
     or if the caller is cancelled, npx and every process it started are killed before this returns."""
     env = dict(os.environ, PATH=os.pathsep.join([str(node_folder), os.environ.get("PATH", "")]))
     env.setdefault("NO_COLOR", "1")
+    env["NODE_DISABLE_COMPILE_CACHE"] = "1"  # else Node 22+ leaves a node-compile-cache folder in the temp folder
     program = shutil.which("npx", path=str(node_folder)) or "npx"
     group = {"start_new_session": True} if os.name == "posix" else {}
     process = await asyncio.create_subprocess_exec(

@@ -65,10 +65,11 @@ def suite(run: Callable[..., Any]) -> Callable[..., Any]:
 
 @pytest.fixture
 def own_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The runner's temporary folders go here, so a test can see that none is left."""
+    """The runner's temporary folders, and node's (``TMPDIR``), go here, so a test can see that none is left."""
     folder = tmp_path / "temp"
     folder.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    monkeypatch.setenv("TMPDIR", str(folder))
     return folder
 
 
