@@ -7,7 +7,6 @@ what serving needs (settings, the server, its transport), not the rest of the ``
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -16,6 +15,7 @@ from mcp_teach.config import TOKEN_RULE, TOKEN_VARIABLE, TRANSPORTS, ConfigError
 from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.options import check_class_mode
+from mcp_teach.transports.sockets import is_loopback
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,13 +63,6 @@ def _token_argument(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def _is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
 def serve(args: argparse.Namespace) -> int:
     """Run the server chosen with ``--server`` (the calculator by default) with the options given, falling back to
     settings."""
@@ -84,7 +77,7 @@ def serve(args: argparse.Namespace) -> int:
         check_class_mode(transport, args.workers, args.stateless)
     except ValueError as error:
         raise ConfigError(str(error)) from None
-    if transport != "stdio" and not _is_loopback(host):
+    if transport != "stdio" and not is_loopback(host):
         if not token:
             raise ConfigError(
                 f"--host {host} makes the server reachable from other machines, and without a class secret anyone "

@@ -21,6 +21,7 @@ from support import refuses_connections
 
 from mcp_teach import cli, serve
 from mcp_teach.client import teaching_client
+from mcp_teach.transports.sockets import is_loopback
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))  # the console script installed next to the interpreter
@@ -350,4 +351,4 @@ def test_command_line_parsing_errors(capsys, monkeypatch, tmp_path):
     ],
 )
 def test_loopback_detection(host, loopback):
-    assert serve._is_loopback(host) is loopback
+    assert is_loopback(host) is loopback

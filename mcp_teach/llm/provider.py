@@ -15,7 +15,6 @@ each SDK sends. What a failure means is :mod:`mcp_teach.llm.errors`.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -27,6 +26,7 @@ from mcp_teach.config import ANTHROPIC_DEFAULT_BASE_URL, Settings
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.teaching_model import MODEL_NAME
+from mcp_teach.transports.sockets import is_loopback
 from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 
 if TYPE_CHECKING:  # imported where used: it takes 1.1 s, and most lessons only speak OpenAI's API
@@ -37,14 +37,6 @@ OFFLINE_BASE_URL = "http://teaching-model.invalid/v1"
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: The same for the Messages API, whose paths (``/v1/messages``) include the version.
 OFFLINE_ANTHROPIC_BASE_URL = "http://teaching-model.invalid"
-
-
-def _is_local(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def base_url(settings: Settings) -> str:
@@ -63,7 +55,7 @@ def _api_key(key: str | None, url: str, missing: str) -> str:
     """The key to send: a local server may run without one; a remote provider without one is refused (``missing``)."""
     if key:
         return key
-    if not _is_local(url):
+    if not is_loopback(urlsplit(url).hostname or ""):
         raise LLMError(missing)
     return "no-key-needed"
 
