@@ -30,8 +30,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_teach.config import TOKEN_VARIABLE
 from mcp_teach.servers.student_tokens import StudentTokens
 
-#: JSON-RPC code of the refusal: the one MCP servers commonly use for "Unauthorized".
-UNAUTHORIZED = -32001
+#: JSON-RPC code of the refusal, the HTTP status's number: a new code for a purpose the specification does not
+#: define SHOULD lie outside -32768..-32000, and -32001, which servers used to send, is in the legacy sub-range new
+#: implementations SHOULD NOT use (2026-07-28, basic/index, Error Codes).
+UNAUTHORIZED = 401
 HOW_TO_AUTHENTICATE = (
     "Send the class token with every request as the header 'Authorization: Bearer <token>'. "
     'In Python: Client(url, auth="<token>") or teaching_client(url, auth="<token>"); '
