@@ -6,6 +6,7 @@ Real environment variables win over ``.env``. A bad value raises
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -40,6 +41,14 @@ PROVIDERS: tuple[Provider, ...] = ("offline", "openai", "anthropic")
 #: How Anthropic's own API keys start; another shape in ANTHROPIC_API_KEY may belong to an OpenAI-compatible provider.
 ANTHROPIC_KEY_PREFIX = "sk-ant-"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or a name) stays on this machine: a loopback address, or ``localhost``."""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class ConfigError(ValueError):

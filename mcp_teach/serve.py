@@ -11,11 +11,18 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from mcp_teach.config import TOKEN_RULE, TOKEN_VARIABLE, TRANSPORTS, ConfigError, check_token, load_settings
+from mcp_teach.config import (
+    TOKEN_RULE,
+    TOKEN_VARIABLE,
+    TRANSPORTS,
+    ConfigError,
+    check_token,
+    is_loopback,
+    load_settings,
+)
 from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.options import check_class_mode
-from mcp_teach.transports.sockets import is_loopback
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:

@@ -21,7 +21,7 @@ from support import refuses_connections
 
 from mcp_teach import cli, serve
 from mcp_teach.client import teaching_client
-from mcp_teach.transports.sockets import is_loopback
+from mcp_teach.config import is_loopback
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))  # the console script installed next to the interpreter

@@ -22,11 +22,10 @@ from urllib.parse import urlsplit
 import httpx2
 import openai
 
-from mcp_teach.config import ANTHROPIC_DEFAULT_BASE_URL, Settings
+from mcp_teach.config import ANTHROPIC_DEFAULT_BASE_URL, Settings, is_loopback
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.teaching_model import MODEL_NAME
-from mcp_teach.transports.sockets import is_loopback
 from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 
 if TYPE_CHECKING:  # imported where used: it takes 1.1 s, and most lessons only speak OpenAI's API

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 
 from mcp_teach.config import LOOPBACK
@@ -22,11 +21,3 @@ def server_url(host: str, port: int, path: str) -> str:
     """The URL a client connects to."""
     shown = f"[{host}]" if ":" in host else host
     return f"http://{shown}:{port}{path}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address or a name) stays on this machine: a loopback address, or ``localhost``."""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"

@@ -211,6 +211,7 @@ def run_http_tap(out: Path, listen: str, upstream: str) -> int:
     except (ValueError, OSError):
         writer.close()
         raise
+    sock.listen(2048)  # before announcing the URL: a client that connects as soon as it reads it is queued, not refused
     parts = urlsplit(upstream)
     url = server_url(host, sock.getsockname()[1], parts.path or "/")
     writer.write("listening", url=url)
