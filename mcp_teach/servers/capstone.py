@@ -34,18 +34,15 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.prompts import Message
 from fastmcp.utilities.types import Audio, Image
-from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateSecurity
-from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
-    ListenHandler,
     PromptsListChanged,
-    ResourceUpdated,
     ToolsListChanged,
 )
 
 from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern
+from mcp_teach.servers.knowledge import announce_update, serve_subscriptions
 
 SERVER_NAME = "mcp-teach-capstone"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -397,23 +394,7 @@ def dynamic() -> str:
 def add_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
     """2025-11-25 ``resources/subscribe`` and ``resources/unsubscribe`` (fastmcp serves neither), and the tools
     that change lists and resources, heard on both eras' channels (2026-07-28: ``subscriptions/listen``)."""
-    watchers: dict[str, dict[object, ServerSession]] = {}  # URI -> {connection: a session on it}
-
-    async def subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> mcp_types.EmptyResult:
-        watchers.setdefault(params.uri, {})[ctx.session._connection] = ctx.session
-        return mcp_types.EmptyResult()
-
-    async def unsubscribe(
-        ctx: ServerRequestContext, params: mcp_types.UnsubscribeRequestParams
-    ) -> mcp_types.EmptyResult:
-        watchers.get(params.uri, {}).pop(ctx.session._connection, None)
-        return mcp_types.EmptyResult()
-
-    mcp._mcp_server.add_request_handler("resources/subscribe", mcp_types.SubscribeRequestParams, subscribe)
-    mcp._mcp_server.add_request_handler("resources/unsubscribe", mcp_types.UnsubscribeRequestParams, unsubscribe)
-    mcp._mcp_server.add_request_handler(
-        "subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, ListenHandler(bus)
-    )
+    watchers, _ = serve_subscriptions(mcp, bus)  # lesson 07's: fastmcp serves neither era's methods
 
     @mcp.tool
     async def test_trigger_tool_change(ctx: Context) -> str:
@@ -441,9 +422,7 @@ def add_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
     @mcp.tool
     async def test_trigger_resource_update() -> str:
         """Tells whoever watches test://watched-resource that it changed."""
-        await bus.publish(ResourceUpdated(WATCHED_URI))
-        for session in list(watchers.get(WATCHED_URI, {}).values()):
-            await session.send_resource_updated(WATCHED_URI)
+        await announce_update(bus, watchers, WATCHED_URI)
         return "resource updated"
 
 

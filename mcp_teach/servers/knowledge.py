@@ -213,32 +213,14 @@ def build_knowledge_server() -> FastMCP:
     return explain_unknown_names(mcp)
 
 
-def add_errata(mcp: FastMCP) -> ListenHandler:
-    """``docs://errata``, a page the tool ``report_erratum`` changes, and both eras' ways to watch it.
+def serve_subscriptions(
+    mcp: FastMCP, bus: InMemorySubscriptionBus
+) -> tuple[dict[str, dict[object, ServerSession]], ListenHandler]:
+    """Both eras' ways to watch a resource: 2025-11-25's subscribe and unsubscribe, 2026-07-28's listen streams.
 
-    Returns the ``subscriptions/listen`` handler: its ``close()`` ends every open stream, as a server shutting down.
+    Returns the 2025-11-25 watchers (URI -> {connection: a session on it}) and the ``subscriptions/listen`` handler.
     """
-    errata: list[str] = []
-    bus = InMemorySubscriptionBus()  # 2026-07-28: events for the open subscriptions/listen streams
-    watchers: dict[str, dict[object, ServerSession]] = {}  # 2025-11-25: URI -> {connection: a session on it}
-
-    @mcp.resource(ERRATA_URI, name="errata", title="Errata", mime_type="text/markdown")
-    def read_errata() -> str:
-        """Corrections readers reported, oldest first."""
-        return "# Errata\n" + "".join(f"\n- {line}" for line in errata)
-
-    @mcp.tool(title="Report an erratum")
-    async def report_erratum(doc_id: str, correction: str) -> str:
-        """Add a correction to docs://errata: whoever watches that page is told it changed."""
-        try:
-            document(doc_id)
-        except KeyError as error:
-            raise ToolError(error.args[0]) from None
-        errata.append(f"{doc_id}: {correction}")
-        await bus.publish(ResourceUpdated(ERRATA_URI))  # 2026-07-28: onto each listen stream that named the URI
-        for session in list(watchers.get(ERRATA_URI, {}).values()):  # 2025-11-25: each connection subscribed
-            await session.send_resource_updated(ERRATA_URI)
-        return f"Erratum {len(errata)} added to {ERRATA_URI}."
+    watchers: dict[str, dict[object, ServerSession]] = {}
 
     async def subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> mcp_types.EmptyResult:
         # A session is made per request; its connection is the client's, the same for all its requests.
@@ -256,4 +238,41 @@ def add_errata(mcp: FastMCP) -> ListenHandler:
     mcp._mcp_server.add_request_handler("resources/subscribe", mcp_types.SubscribeRequestParams, subscribe)
     mcp._mcp_server.add_request_handler("resources/unsubscribe", mcp_types.UnsubscribeRequestParams, unsubscribe)
     mcp._mcp_server.add_request_handler("subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, listen)
+    return watchers, listen
+
+
+async def announce_update(
+    bus: InMemorySubscriptionBus, watchers: dict[str, dict[object, ServerSession]], uri: str
+) -> None:
+    """Tell whoever watches ``uri`` that it changed, in both eras."""
+    await bus.publish(ResourceUpdated(uri))  # 2026-07-28: onto each listen stream that named the URI
+    for session in list(watchers.get(uri, {}).values()):  # 2025-11-25: each connection subscribed
+        await session.send_resource_updated(uri)
+
+
+def add_errata(mcp: FastMCP) -> ListenHandler:
+    """``docs://errata``, a page the tool ``report_erratum`` changes, and both eras' ways to watch it.
+
+    Returns the ``subscriptions/listen`` handler: its ``close()`` ends every open stream, as a server shutting down.
+    """
+    errata: list[str] = []
+    bus = InMemorySubscriptionBus()  # 2026-07-28: events for the open subscriptions/listen streams
+    watchers, listen = serve_subscriptions(mcp, bus)
+
+    @mcp.resource(ERRATA_URI, name="errata", title="Errata", mime_type="text/markdown")
+    def read_errata() -> str:
+        """Corrections readers reported, oldest first."""
+        return "# Errata\n" + "".join(f"\n- {line}" for line in errata)
+
+    @mcp.tool(title="Report an erratum")
+    async def report_erratum(doc_id: str, correction: str) -> str:
+        """Add a correction to docs://errata: whoever watches that page is told it changed."""
+        try:
+            document(doc_id)
+        except KeyError as error:
+            raise ToolError(error.args[0]) from None
+        errata.append(f"{doc_id}: {correction}")
+        await announce_update(bus, watchers, ERRATA_URI)
+        return f"Erratum {len(errata)} added to {ERRATA_URI}."
+
     return listen
