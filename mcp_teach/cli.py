@@ -299,6 +299,9 @@ def build_parser() -> argparse.ArgumentParser:
     from mcp_teach.conformance import add_conformance_parser
 
     add_conformance_parser(commands)
+    from mcp_teach.nbgrader_course import add_nbgrader_course_parser
+
+    add_nbgrader_course_parser(commands)
     return parser
 
 

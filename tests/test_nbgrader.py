@@ -1,4 +1,5 @@
-"""Real nbgrader on a real lesson: generate the assignment, submit one exercise right and one wrong, autograde.
+"""Real nbgrader on a real lesson in a folder made by ``mcp-teach nbgrader-course``: generate the assignment,
+submit one exercise right and one wrong, autograde.
 
 The lessons carry nbgrader's cell metadata (mcp_teach.exercises.nbgrader_cells), so a course folder can use
 them unchanged; the only setting the course needs is the stub that replaces a solution (one that does not
@@ -8,7 +9,6 @@ raise, so Run All on a released lesson runs to the end, as on the blank lessons 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,15 +19,13 @@ from nbgrader.api import Gradebook  # the instructor extra, part of the test ext
 
 from mcp_teach.exercises.catalogue import expectations
 from mcp_teach.exercises.convention import BEGIN, END, PLACEHOLDER, find_exercises
+from mcp_teach.nbgrader_course import write_course
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = REPO / "notebooks" / "solutions" / "02_tools_list.ipynb"
-ASSIGNMENT = "lesson02"
+ASSIGNMENT = LESSON.stem  # mcp-teach nbgrader-course names each assignment after its lesson
 NBGRADER = [sys.executable, "-m", "nbgrader"]
 STUB = "\n".join(PLACEHOLDER)
-CONFIG = f"""c = get_config()
-c.ClearSolutions.code_stub = {{"python": {STUB!r}}}
-"""
 
 
 def nbgrader(course: Path, *args: str) -> None:
@@ -46,10 +44,7 @@ def without_markers(source: str) -> str:
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
     course = tmp_path_factory.mktemp("course")
-    (course / "nbgrader_config.py").write_text(CONFIG)
-    source = course / "source" / ASSIGNMENT
-    source.mkdir(parents=True)
-    shutil.copy(LESSON, source / LESSON.name)
+    write_course(course, [LESSON])  # what mcp-teach nbgrader-course writes
     nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     return course
 
