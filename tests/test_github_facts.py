@@ -80,7 +80,8 @@ def test_a_repository_comes_back_as_facts_with_their_source(run, replay) -> None
         ("rate_limited", KNOWN, "resets at 2026-12-02 09:00 UTC. Try again then, or set GITHUB_TOKEN"),
         ("secondary_rate_limited", KNOWN, "secondary rate limit (429: too many requests in a short time): wait 30"),
         ("bad_credentials", KNOWN, "refused the token in GITHUB_TOKEN (401 Bad credentials): fix it or unset it"),
-        ("forbidden", KNOWN, "forbids reading 'modelcontextprotocol/python-sdk' (403): Repository access blocked"),
+        ("forbidden", KNOWN, "forbids reading 'modelcontextprotocol/python-sdk' (403): Resource not accessible by"),
+        ("blocked", KNOWN, "GitHub answered 451 for 'modelcontextprotocol/python-sdk': Repository access blocked"),
     ],
 )
 def test_each_refusal_is_a_tool_error_that_says_what_to_do(run, replay, scenario, repository, expected) -> None:

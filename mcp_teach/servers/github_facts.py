@@ -7,6 +7,8 @@ What a real server's tool meets that a calculator does not, each with the answer
   ``GITHUB_TOKEN`` is set (docs.github.com/en/rest/authentication/authenticating-to-the-rest-api). The token is
   read at call time and goes only into that header: never into a result, an error or a log line.
 - 404: no such repository, or a private one (GitHub answers 404, not 403, to hide it). 401: "Bad credentials".
+  301: the repository was renamed or moved; the client follows it (docs.github.com/en/rest/using-the-rest-api/
+  best-practices-for-using-the-rest-api, "Follow redirects").
 - 403 or 429 with ``x-ratelimit-remaining: 0``: the primary rate limit is used up until ``x-ratelimit-reset``
   (UTC epoch seconds); 60 requests an hour without a token, 5,000 with one. 403 or 429 with ``retry-after``: a
   secondary rate limit, wait that many seconds (docs.github.com/en/rest/using-the-rest-api/
@@ -103,7 +105,9 @@ def add_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
         path = repository_path(repository)
         base_url = os.environ.get(API_URL_VARIABLE, GITHUB_API).rstrip("/")
         try:
-            async with httpx2.AsyncClient(base_url=base_url, headers=github_headers(), timeout=timeout) as http:
+            async with httpx2.AsyncClient(
+                base_url=base_url, headers=github_headers(), timeout=timeout, follow_redirects=True
+            ) as http:  # a renamed repository answers 301 with its new address
                 response = await http.get(path)
         except (httpx2.ConnectError, httpx2.ConnectTimeout):  # no network, no DNS, nothing listening
             return stored_repository(path, reason=f"{base_url} could not be reached")

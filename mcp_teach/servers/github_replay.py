@@ -2,9 +2,10 @@
 
 It is a real server on 127.0.0.1 (the tool's ``httpx2`` client connects to it as to ``api.github.com``); only the
 answers are stored (``github_responses.json``). ``scenario`` picks one: ``"live"`` answers the stored repository
-with 200 and any other with 404; ``"rate_limited"``, ``"secondary_rate_limited"``, ``"bad_credentials"`` and
-``"forbidden"`` answer every request so. ``delay`` holds each answer back, to show a timeout. Every request's
-headers are kept in :attr:`GitHubReplay.requests`, so a test can see what the tool sent on the wire.
+with 200 and any other with 404; ``"rate_limited"``, ``"secondary_rate_limited"``, ``"bad_credentials"``,
+``"forbidden"`` and ``"blocked"`` (451, for legal reasons) answer every request so. ``delay`` holds each answer
+back, to show a timeout. Every request's headers are kept in :attr:`GitHubReplay.requests`, so a test can see what
+the tool sent on the wire.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from mcp_teach.servers.github_facts import stored_responses
 
-SCENARIOS = ("live", "rate_limited", "secondary_rate_limited", "bad_credentials", "forbidden")
+SCENARIOS = ("live", "rate_limited", "secondary_rate_limited", "bad_credentials", "forbidden", "blocked")
 
 
 class GitHubReplay:
