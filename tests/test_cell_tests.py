@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +22,14 @@ def test_compares():
 async def test_awaits():
     import anyio
     await anyio.sleep(0)
+
+@pytest.mark.xfail(strict=True, reason="a known deviation")
+def test_known_deviation():
+    assert False
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
 """
 
 
@@ -35,7 +44,9 @@ def test_each_test_is_one_line_and_the_counts_have_no_time() -> None:
         "PASSED test_cell.py::test_adds",
         "FAILED test_cell.py::test_compares - assert [1, 2] == [1, 3]",
         "PASSED test_cell.py::test_awaits[asyncio]",
-        "1 failed, 2 passed",
+        "XFAIL test_cell.py::test_known_deviation - a known deviation",
+        "SKIPPED test_cell.py::test_skipped - not here",
+        "1 failed, 2 passed, 1 skipped, 1 xfailed",
     ]
     assert not run.passed and run.exit_code == 1
     assert leftovers() == before
@@ -47,6 +58,21 @@ def test_a_passing_run_and_a_broken_file() -> None:
     broken = run_cell_tests("def test_x(:\n    pass\n")
     assert repr(broken) == "ERROR test_cell.py - E   SyntaxError: invalid syntax\n1 error"
     assert broken.exit_code == 2
+
+
+def test_an_unexpected_pass_of_a_strict_xfail_fails_the_run() -> None:
+    run = run_cell_tests("import pytest\n\n@pytest.mark.xfail(strict=True, reason='r')\ndef test_z():\n    pass\n")
+    assert repr(run) == "FAILED test_cell.py::test_z - [XPASS(strict)] r\n1 failed"
+    assert not run.passed
+
+
+def test_the_environments_plugins_stay_unloaded_and_the_variable_is_restored(monkeypatch) -> None:
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    run = run_cell_tests(
+        "def test_no_nbval(pytestconfig):\n    assert not pytestconfig.pluginmanager.has_plugin('nbval')\n"
+    )
+    assert run.passed
+    assert "PYTEST_DISABLE_PLUGIN_AUTOLOAD" not in os.environ
 
 
 def test_a_failing_fixture_is_an_error_not_a_failure() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import sys
 import tempfile
 import threading
@@ -21,8 +22,10 @@ from typing import Any
 
 import pytest
 
-#: pytest's options: no cache folder, no plugins from the environment but anyio's, no change to ``sys.path``.
+#: pytest's options: no cache folder, anyio's plugin, no change to ``sys.path``, no options from a config file.
 PYTEST_OPTIONS = ("-q", "-p", "no:cacheprovider", "-p", "anyio", "--import-mode=importlib", "-o", "addopts=")
+#: Set while pytest starts: no other installed plugin is loaded (nbval, hypothesis... would take seconds).
+NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 
 
 @dataclass(frozen=True, repr=False)
@@ -50,10 +53,15 @@ class _Outcomes:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.when == "call" or report.outcome != "passed":  # setup and teardown count only when they fail
             outcome = "error" if report.when != "call" and report.outcome == "failed" else report.outcome
-            self.counts[outcome] += 1
             crash = getattr(report.longrepr, "reprcrash", None)
-            reason = f" - {crash.message.splitlines()[0]}" if crash is not None else ""
-            self.lines.append(f"{outcome.upper()} {report.nodeid}{reason}")
+            reason = crash.message if crash is not None else str(report.longrepr or "")
+            if isinstance(report.longrepr, tuple):  # a skip: (file, line, reason)
+                reason = report.longrepr[2].removeprefix("Skipped: ")
+            if hasattr(report, "wasxfail"):  # a test marked xfail: it failed as expected, or passed unexpectedly
+                outcome, reason = ("xfailed" if report.skipped else "xpassed"), report.wasxfail
+            self.counts[outcome] += 1
+            label = {"xfailed": "XFAIL", "xpassed": "XPASS"}.get(outcome, outcome.upper())
+            self.lines.append(f"{label} {report.nodeid}" + (f" - {reason.splitlines()[0]}" if reason.strip() else ""))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -73,10 +81,18 @@ def run_cell_tests(source: str, *, file_name: str = "test_cell.py") -> CellTestR
         def run() -> None:
             exit_code.append(pytest.main(arguments, plugins=[outcomes]))
 
-        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-            thread = threading.Thread(target=run, name="cell-tests")
-            thread.start()
-            thread.join()
+        autoload = os.environ.get(NO_AUTOLOAD)
+        os.environ[NO_AUTOLOAD] = "1"
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                thread = threading.Thread(target=run, name="cell-tests")
+                thread.start()
+                thread.join()
+        finally:
+            if autoload is None:
+                del os.environ[NO_AUTOLOAD]
+            else:
+                os.environ[NO_AUTOLOAD] = autoload
     for name in [name for name, module in sys.modules.items() if getattr(module, "__file__", None) == str(path)]:
         del sys.modules[name]
     counts = ", ".join(f"{number} {outcome}" for outcome, number in sorted(outcomes.counts.items()))

@@ -32,7 +32,10 @@ class GitHubReplay:
         #: ``(path, headers)`` of every request, in arrival order.
         self.requests: list[tuple[str, dict[str, str]]] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, name="github-replay", daemon=True)
+        # shutdown() waits for serve_forever to look up (every 0.5 s by default): look often, stop at once.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="github-replay", daemon=True
+        )
 
     @property
     def url(self) -> str:
