@@ -117,6 +117,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_reporting_errors(serve, parser.parse_args(argv))
 
 
+def capstone_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``mcp-teach-capstone``, what a host or ``uvx`` starts: the capstone server, over stdio unless
+    ``--transport`` says otherwise (the options are ``mcp-teach serve``'s)."""
+    parser = argparse.ArgumentParser(prog="mcp-teach-capstone", description="Run the course's capstone MCP server.")
+    add_serve_arguments(parser)
+    parser.set_defaults(server="capstone")
+    return run_reporting_errors(serve, parser.parse_args(argv))
+
+
 def run_reporting_errors(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """``command(args)``, its exit code; an error every command may meet is one line on stderr, not a traceback."""
     try:

@@ -1,0 +1,166 @@
+"""A tool that calls a real web API: a repository's facts from GitHub's REST API (lesson 13).
+
+What a real server's tool meets that a calculator does not, each with the answer a model can act on:
+
+- ``GET /repos/{owner}/{repo}`` with ``Accept: application/vnd.github+json`` and ``X-GitHub-Api-Version:
+  2022-11-28`` (docs.github.com/en/rest/repos/repos, "Get a repository"); ``Authorization: Bearer`` when
+  ``GITHUB_TOKEN`` is set (docs.github.com/en/rest/authentication/authenticating-to-the-rest-api). The token is
+  read at call time and goes only into that header: never into a result, an error or a log line.
+- 404: no such repository, or a private one (GitHub answers 404, not 403, to hide it). 401: "Bad credentials".
+  301: the repository was renamed or moved; the client follows it (docs.github.com/en/rest/using-the-rest-api/
+  best-practices-for-using-the-rest-api, "Follow redirects").
+- 403 or 429 with ``x-ratelimit-remaining: 0``: the primary rate limit is used up until ``x-ratelimit-reset``
+  (UTC epoch seconds); 60 requests an hour without a token, 5,000 with one. 403 or 429 with ``retry-after``: a
+  secondary rate limit, wait that many seconds (docs.github.com/en/rest/using-the-rest-api/
+  rate-limits-for-the-rest-api, "Exceeding the rate limit").
+- A timeout, so a slow network cannot hang the tool; when GitHub cannot be reached at all, a stored answer from
+  ``github_responses.json`` (package data), labelled as a recording with its date.
+
+``GITHUB_API_URL`` (default ``https://api.github.com``) points the tool elsewhere: lesson 13 and the tests point it
+at :mod:`mcp_teach.servers.github_replay`, a loopback server that plays GitHub's answers back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from datetime import UTC, datetime
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import httpx2
+from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
+
+GITHUB_API = "https://api.github.com"
+API_URL_VARIABLE = "GITHUB_API_URL"
+TOKEN_VARIABLE = "GITHUB_TOKEN"
+TIMEOUT_SECONDS = 10.0
+#: GitHub's own rules: an owner is 1-39 letters, digits or hyphens; a repository name adds ``.`` and ``_``.
+REPOSITORY = re.compile(r"(?P<owner>[A-Za-z0-9-]{1,39})/(?P<name>[A-Za-z0-9._-]{1,100})")
+
+
+def github_headers() -> dict[str, str]:
+    """The headers GitHub's REST API asks for, plus the token from the environment if there is one."""
+    headers = {
+        "Accept": "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+        "User-Agent": "mcp-teach",  # GitHub refuses requests without a User-Agent
+    }
+    if token := os.environ.get(TOKEN_VARIABLE, "").strip():
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
+def repository_path(repository: str) -> str:
+    """``/repos/owner/name`` for ``owner/name``; anything else is a ToolError that shows the expected form."""
+    match = REPOSITORY.fullmatch(repository.strip().removeprefix("https://github.com/").rstrip("/"))
+    if match is None:
+        raise ToolError(
+            f"{repository!r} is not a repository: write owner/name, as in github.com/owner/name "
+            "(for example modelcontextprotocol/python-sdk)."
+        )
+    return f"/repos/{match['owner']}/{match['name']}"
+
+
+def github_error(response: httpx2.Response, repository: str) -> ToolError:
+    """What GitHub's refusal means and what to do next, in words a model can act on."""
+    status, headers = response.status_code, response.headers
+    if status == 404:
+        return ToolError(f"GitHub has no public repository {repository!r} (404): check the owner/name spelling.")
+    if status == 401:
+        return ToolError(f"GitHub refused the token in {TOKEN_VARIABLE} (401 Bad credentials): fix it or unset it.")
+    if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
+        reset = datetime.fromtimestamp(int(headers.get("x-ratelimit-reset", "0")), UTC)
+        return ToolError(
+            f"GitHub's rate limit of {headers.get('x-ratelimit-limit', '?')} requests an hour is used up ({status}); "
+            f"it resets at {reset:%Y-%m-%d %H:%M} UTC. Try again then, or set {TOKEN_VARIABLE}: a token raises "
+            "the limit from 60 to 5,000 requests an hour."
+        )
+    if status in (403, 429) and "retry-after" in headers:
+        return ToolError(
+            f"GitHub's secondary rate limit ({status}: too many requests in a short time): "
+            f"wait {headers['retry-after']} seconds before calling again."
+        )
+    if status == 429:
+        return ToolError("GitHub's secondary rate limit (429): wait at least a minute before calling again.")
+    if status == 403:
+        return ToolError(f"GitHub forbids reading {repository!r} (403): {github_message(response)}")
+    return ToolError(f"GitHub answered {status} for {repository!r}: {github_message(response)}")
+
+
+def add_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
+    """Give ``mcp`` the tool ``github_repository``, which asks GitHub's REST API (or ``GITHUB_API_URL``)."""
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": True})
+    async def github_repository(repository: str) -> dict[str, Any]:
+        """Facts about a public GitHub repository: description, language, license, stars, forks, open issues,
+        default branch and last push.
+
+        Args:
+            repository: owner/name, as in github.com/owner/name (for example modelcontextprotocol/python-sdk).
+        """
+        path = repository_path(repository)
+        base_url = os.environ.get(API_URL_VARIABLE, GITHUB_API).rstrip("/")
+        try:
+            async with httpx2.AsyncClient(
+                base_url=base_url, headers=github_headers(), timeout=timeout, follow_redirects=True
+            ) as http:  # a renamed repository answers 301 with its new address
+                response = await http.get(path)
+        except (httpx2.ConnectError, httpx2.ConnectTimeout):  # no network, no DNS, nothing listening
+            return stored_repository(path, reason=f"{base_url} could not be reached")
+        except httpx2.TimeoutException:
+            raise ToolError(f"GitHub did not answer within {timeout:g} seconds: try again in a minute.") from None
+        if response.status_code != 200:
+            raise github_error(response, path.removeprefix("/repos/"))
+        return repository_facts(response.json(), source=f"live from {base_url}")
+
+
+# --- plumbing: reading GitHub's JSON, and the stored answers ---------------------------------------------------
+
+
+def github_message(response: httpx2.Response) -> str:
+    """The ``message`` of GitHub's JSON error body, or the start of whatever else it sent."""
+    try:
+        return str(response.json()["message"])
+    except (ValueError, KeyError, TypeError):
+        return response.text[:200] or response.reason_phrase
+
+
+def repository_facts(body: dict[str, Any], *, source: str) -> dict[str, Any]:
+    """The facts a model asks about, from GitHub's repository object, and where they came from."""
+    license_ = body.get("license") or {}
+    return {
+        "repository": body.get("full_name"),
+        "url": body.get("html_url"),
+        "description": body.get("description"),
+        "language": body.get("language"),
+        "license": license_.get("spdx_id"),
+        "stars": body.get("stargazers_count"),
+        "forks": body.get("forks_count"),
+        "open_issues": body.get("open_issues_count"),
+        "default_branch": body.get("default_branch"),
+        "archived": body.get("archived"),
+        "pushed_at": body.get("pushed_at"),
+        "source": source,
+    }
+
+
+@cache
+def stored_responses() -> dict[str, Any]:
+    """``github_responses.json``: GitHub's answers in its documented shape, with the date they were stored."""
+    return json.loads(files("mcp_teach.servers").joinpath("github_responses.json").read_text(encoding="utf-8"))
+
+
+def stored_repository(path: str, *, reason: str) -> dict[str, Any]:
+    """The stored answer for ``path`` when GitHub cannot be reached, saying plainly that it is a recording."""
+    stored = stored_responses()
+    body = stored["responses"]["repository"]["body"]
+    if path.lower() != f"/repos/{body['full_name']}".lower():
+        raise ToolError(
+            f"GitHub cannot be reached ({reason}) and no recording of {path.removeprefix('/repos/')!r} is stored "
+            f"(only {body['full_name']}): check the network, or {API_URL_VARIABLE}."
+        )
+    return repository_facts(body, source=f"a recording from {stored['stored']}, not live: {reason}")
