@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "display",
         "lessons",
         "exercises",
-        "serve terminal authoring conformance",
+        "serve terminal authoring conformance course_folder",
         "cli",
     )
 )
