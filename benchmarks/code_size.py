@@ -6,12 +6,12 @@ Counting rules (they are the budget's definitions):
   lines of docstrings (a string that is the first statement of a module, class or function) are not code lines.
 - **Package**: code lines of every ``mcp_teach/**/*.py``, per subpackage (``mcp_teach/*.py`` counted as ``(top)``).
 - **Lessons**: the solved lessons ``notebooks/solutions/NN_*.ipynb``. A code cell is *boilerplate* when its code
-  lines are only imports, IPython magics, ``check("NN.K")`` calls or a bare name (a displayed value); the other
-  code cells are *teaching* cells. A teaching cell is **helper-only** when at most one of its code lines is not a
-  call into the package: a line counts as a package call when its statement is a simple statement (an expression,
-  an assignment or ``await``) whose every call is of a name the notebook imported from ``mcp_teach`` or an
-  attribute of one. Everything else (a ``def``, a ``with`` block, a request built by hand, a call of the SDK)
-  is protocol code the student reads.
+  lines are only imports, IPython magics (also under an ``if``), ``check("NN.K")`` calls or a bare name (a
+  displayed value); the other code cells are *teaching* cells. A teaching cell is **helper-only** when at most one
+  of its code lines is not a call into the package: a line counts as a package call when its statement is a simple
+  statement (an expression, an assignment or ``await``) whose every call is of a name the notebook imported from
+  ``mcp_teach`` or an attribute of one. Everything else (a ``def``, a ``with`` block, a request built by hand, a
+  call of the SDK) is protocol code the student reads.
 
 Budget: package <= 8,000 code lines, ``mcp_teach/lessons`` <= 1,200, and in every lesson helper-only cells <= 20 %
 of its teaching cells. Exit code 1 with ``--check`` when a budget is exceeded.
@@ -76,8 +76,13 @@ def package_sizes() -> Counter[str]:
 
 
 def _python(cell_source: str) -> str:
-    """The cell with IPython magics and shell lines commented out, so that ``ast`` can read it."""
-    return "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in cell_source.splitlines())
+    """The cell with each IPython magic or shell line made a ``pass`` statement (the line commented after it)."""
+    lines = []
+    for line in cell_source.splitlines():
+        stripped = line.lstrip()
+        magic = stripped.startswith(("%", "!"))
+        lines.append(f"{line[: len(line) - len(stripped)]}pass  # {stripped}" if magic else line)
+    return "\n".join(lines)
 
 
 def _imported_from_package(tree: ast.AST) -> set[str]:
@@ -106,8 +111,10 @@ def _is_package_call(statement: ast.stmt, package_names: set[str]) -> bool:
 
 
 def _is_boilerplate(statement: ast.stmt) -> bool:
-    if isinstance(statement, ast.Import | ast.ImportFrom):
+    if isinstance(statement, ast.Import | ast.ImportFrom | ast.Pass):
         return True
+    if isinstance(statement, ast.If):  # every lesson's first cell: install the course where it is missing
+        return all(_is_boilerplate(inner) for inner in [*statement.body, *statement.orelse])
     if isinstance(statement, ast.Expr):
         value = statement.value
         if isinstance(value, ast.Name | ast.Attribute | ast.Constant):

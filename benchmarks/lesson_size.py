@@ -6,7 +6,8 @@ Rules (the budget's definitions), applied to the solved lessons ``notebooks/solu
   level-2 heading (``## Exercises``, say) or the end. Everything else is the **core**, the exercises included.
 - **Words**: whitespace-separated words of the core's markdown cells, fenced code blocks left out.
 - **Core minutes** = words outside the exercises / 150 (technical prose read with care) + 1 minute per core code
-  cell outside the exercises, rounded up to a multiple of 5.
+  cell outside the exercises, rounded up to a multiple of 5. The first cell, which installs the course on a hosted
+  Jupyter (its ``%pip install``) and does nothing elsewhere, is not counted.
 - **Exercise minutes**: each exercise states its own, as ``*About N minutes.*`` in its heading cell; their sum.
 - A lesson **states** its estimate in its first cell as ``**Time:** core about C minutes, exercises about E
   minutes`` (the numbers this script computes); a test holds the statement to the script.
@@ -45,6 +46,7 @@ EXERCISE_HEADING = re.compile(r"^### Exercise (\d{2}\.\d+)", re.MULTILINE)
 EXERCISE_MINUTES = re.compile(r"\*About (\d+) minutes\.\*")
 STATED = re.compile(r"\*\*Time:\*\* core about (\d+) minutes, exercises about (\d+) minutes")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+INSTALL = re.compile(r"^\s*%pip install", re.MULTILINE)
 
 
 @dataclass
@@ -136,7 +138,7 @@ def measure(path: Path) -> LessonSize:
         code_number += 1
         if optional:
             continue
-        if not in_exercises:
+        if not in_exercises and not INSTALL.search(source):
             size.core_code_cells += 1
             size.core_code_lines += len([line for line in source.splitlines() if line.strip()])
         for output in cell.get("outputs", []):

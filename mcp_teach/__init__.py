@@ -17,6 +17,7 @@ notebooks that talk to them:
     serve, terminal, authoring, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
     conformance   the official conformance suite run against a server (beside serve: it serves one for the run)
     nbgrader_course   an nbgrader course folder made from the solved lessons (``mcp-teach nbgrader-course``)
+    course_folder ``mcp-teach lessons``: the course copied from the package into a student's folder, kept up to date
 
 Import what a lesson needs from its module, e.g.
 ``from mcp_teach.wire.capture import CaptureTransport``.

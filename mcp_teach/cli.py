@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,17 +24,56 @@ URL_HELP = (
 
 
 def lab(args: argparse.Namespace) -> int:
-    """Open the lessons in JupyterLab (replaces this process, so Ctrl-C stops JupyterLab as usual)."""
+    """Open the lessons in JupyterLab at the first lesson (replaces this process, so Ctrl-C stops JupyterLab as usual).
+
+    No folder named: a clone's ``notebooks/``, else the course folder this is run in, else the course copied from
+    the installed package into ``./mcp-teach-course`` (an earlier copy is opened as it is, never overwritten).
+    """
+    from mcp_teach.course_folder import CourseFolderError, first_lesson
+
     folder = args.folder
+    if folder is None:
+        try:
+            folder = _course_to_open()
+        except CourseFolderError as error:
+            print(f"mcp-teach lab: {error}", file=sys.stderr)
+            return 2
     if not folder.is_dir():
         print(f"mcp-teach lab: no folder {folder}: run it from the course's folder, or name the lessons' folder")
         return 2
-    command = [sys.executable, "-m", "jupyterlab", str(folder), *args.jupyter_args]
+    opened = first_lesson(folder) or folder  # JupyterLab serves the lesson's folder and opens the lesson
+    command = [sys.executable, "-m", "jupyterlab", str(opened), *args.jupyter_args]
     if os.name == "posix" and os.geteuid() == 0 and "--allow-root" not in command:
         command.append("--allow-root")  # containers often run as root, which JupyterLab refuses without it
     print("Opening JupyterLab; stop it with Ctrl-C (twice) here, or File → Shut Down in JupyterLab.", flush=True)
     os.execv(sys.executable, command)
     return 0  # not reached: execv replaces this process
+
+
+def _course_to_open() -> Path:
+    from mcp_teach.course_folder import DEFAULT_FOLDER, MANIFEST, copy_course, first_lesson
+
+    clone = Path("notebooks")
+    if first_lesson(clone):
+        return clone
+    if Path(MANIFEST).is_file():
+        return Path(".")
+    copy_course(DEFAULT_FOLDER)
+    return DEFAULT_FOLDER
+
+
+def lessons(args: argparse.Namespace) -> int:
+    """Copy the course from the installed package into a folder of the student's, or bring that copy up to date."""
+    from mcp_teach.course_folder import CourseFolderError, copy_course
+
+    try:
+        plan = copy_course(args.folder, update=args.update)
+    except CourseFolderError as error:
+        print(f"mcp-teach lessons: {error}", file=sys.stderr)
+        return 2
+    if plan.first_copy:
+        print(f"open them with: mcp-teach lab {shlex.quote(str(args.folder))}")
+    return 0
 
 
 def execute_notebooks(args: argparse.Namespace) -> int:
@@ -215,10 +255,31 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     lab_parser = commands.add_parser("lab", help="open the lessons in JupyterLab (works as root too)")
     lab_parser.add_argument(
-        "folder", nargs="?", type=Path, default=Path("notebooks"), help="the lessons (default: notebooks)"
+        "folder",
+        nargs="?",
+        type=Path,
+        help="the lessons (default: ./notebooks in a clone, else the course copied into ./mcp-teach-course)",
     )
-    lab_parser.add_argument("jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab")
+    lab_parser.add_argument(
+        "jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab (write options as --port=9000)"
+    )
     lab_parser.set_defaults(handler=lab)
+    lessons_parser = commands.add_parser(
+        "lessons",
+        help="copy the course (lessons and solved lessons) from the installed package into a folder of yours",
+        description=(
+            "Copies the blank lessons and, in solutions/, the solved ones into FOLDER and records what it copied "
+            "(FOLDER/.mcp-teach-course.json). Run again after upgrading mcp-teach: it says what is new or changed, "
+            "and --update copies those; a lesson you edited is never overwritten."
+        ),
+    )
+    lessons_parser.add_argument(
+        "folder", nargs="?", type=Path, default=Path("mcp-teach-course"), help="default: ./mcp-teach-course"
+    )
+    lessons_parser.add_argument(
+        "--update", action="store_true", help="copy new and changed lessons into an earlier copy (edited ones are kept)"
+    )
+    lessons_parser.set_defaults(handler=lessons)
     from mcp_teach.serve import add_serve_arguments, serve
 
     serve_parser = commands.add_parser("serve", help="run a course MCP server (default: the calculator)")
@@ -335,4 +396,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return tap(argv[1:])  # first, before the other commands' libraries are imported
     from mcp_teach.serve import run_reporting_errors
 
-    return run_reporting_errors(_reporting_client_errors, build_parser().parse_args(argv))
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # JupyterLab's own options (mcp-teach lab --no-browser --port=9000) go to JupyterLab
+        if args.command != "lab":
+            parser.parse_args(argv)  # exits with argparse's message naming them
+        args.jupyter_args = [*unknown, *args.jupyter_args]
+    return run_reporting_errors(_reporting_client_errors, args)

@@ -16,8 +16,8 @@ import mcp_teach
 
 PACKAGE = Path(mcp_teach.__file__).parent
 PYPROJECT = PACKAGE.parent / "pyproject.toml"
-#: Imported inside ``try``/``except ImportError``: the code works without them.
-OPTIONAL = {"fcntl": "POSIX only"}
+#: Imported only where they exist (inside ``try``/``except ImportError``, or on one platform): not declared.
+OPTIONAL = {"fcntl": "POSIX only", "google": "google.colab: imported only in a Colab kernel, which has it"}
 
 
 def _normalized(name: str) -> str:

@@ -15,6 +15,7 @@ import nbformat
 import pytest
 from exercise_support import failed_with, passed
 from fastmcp import FastMCP
+from IPython.core.inputtransformer2 import TransformerManager
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises import ExerciseNotAttempted, check, l02
@@ -277,8 +278,9 @@ def test_missing_answers_raise_while_grading(exercise_id, monkeypatch):
 
 
 def defined_names(source: str) -> set[str]:
-    """The names a cell's code binds (assignments, loops, imports, functions, classes)."""
-    tree = compile(source, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    """The names a cell's code binds (assignments, loops, imports, functions, classes); magics read as IPython does."""
+    python = TransformerManager().transform_cell(source)
+    tree = compile(python, "<cell>", "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):

@@ -9,17 +9,21 @@ import subprocess
 import time
 from pathlib import Path
 
+import psutil
+import pytest
+
 MCP_TEACH = shutil.which("mcp-teach") or str(Path(__file__).resolve().parent.parent / ".venv" / "bin" / "mcp-teach")
 
 
-def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
-    (tmp_path / "00_demo.ipynb").write_text("{}")
+def start_lab(arguments: list[str], cwd: Path, runtime: Path) -> tuple[list[str], list[str]]:
+    """Run ``mcp-teach lab ARGUMENTS`` until JupyterLab serves; its output so far and its command line then."""
     lab = subprocess.Popen(
-        [MCP_TEACH, "lab", str(tmp_path), "--no-browser", "--ip=127.0.0.1", "--port=0", f"--notebook-dir={tmp_path}"],
+        [MCP_TEACH, "lab", *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")},
+        cwd=cwd,
+        env={**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)},
     )
     seen = []
     deadline = time.monotonic() + 60
@@ -29,10 +33,37 @@ def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
             if "is running at" in line or time.monotonic() > deadline:
                 break
         assert any("is running at" in line for line in seen), "".join(seen)  # as root: only with --allow-root
-        assert seen[0].startswith("Opening JupyterLab; stop it with Ctrl-C")
+        return seen, psutil.Process(lab.pid).cmdline()  # execv kept the process: JupyterLab's command line
     finally:
         lab.send_signal(signal.SIGTERM)
         lab.wait(timeout=30)
+
+
+def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
+    (tmp_path / "00_demo.ipynb").write_text("{}")
+    options = ["--no-browser", "--ip=127.0.0.1", "--port=0", f"--notebook-dir={tmp_path}"]
+    seen, command = start_lab([str(tmp_path), *options], tmp_path, tmp_path / "runtime")
+    assert seen[0].startswith("Opening JupyterLab; stop it with Ctrl-C")
+    assert str(tmp_path / "00_demo.ipynb") in command  # the first lesson opens, its folder is JupyterLab's root
+
+
+@pytest.mark.parametrize("where", ["clone", "course-folder", "elsewhere"])
+def test_lab_without_a_folder_opens_the_clones_lessons_or_the_course_folder_or_copies_the_course(tmp_path, where):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    if where == "clone":
+        (cwd / "notebooks").mkdir()
+        (cwd / "notebooks" / "00_mine.ipynb").write_text("{}")
+    elif where == "course-folder":
+        (cwd / ".mcp-teach-course.json").write_text('{"files": {}}')
+        (cwd / "00_mine.ipynb").write_text("{}")
+    seen, command = start_lab(["--no-browser", "--ip=127.0.0.1", "--port=0"], cwd, tmp_path / "runtime")
+    opened = {"clone": "notebooks/00_mine.ipynb", "course-folder": "00_mine.ipynb"}.get(where)
+    if where == "elsewhere":
+        assert seen[0].startswith("copied the course of mcp-teach ")
+        assert (cwd / "mcp-teach-course" / "solutions" / "00_setup.ipynb").is_file()
+        opened = "mcp-teach-course/00_setup.ipynb"
+    assert command[command.index("jupyterlab") + 1] == opened
 
 
 def test_a_missing_folder_names_the_fix(tmp_path):

@@ -28,7 +28,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "display",
         "lessons",
         "exercises",
-        "serve terminal authoring conformance nbgrader_course",
+        "serve terminal authoring conformance nbgrader_course course_folder",
         "cli",
     )
 )

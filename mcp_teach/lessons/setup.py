@@ -30,6 +30,7 @@ def setup_notebook() -> None:
       also simply ``await``).
     - The Interrupt button stops a cell that is waiting (see :func:`wake_on_interrupt`).
     - The first ``tools/call`` does not spend a second on a grammar no lesson uses (:func:`skip_format_grammar`).
+    - On Colab the widgets render (:func:`use_colab_widget_manager`).
     """
     import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
 
@@ -37,6 +38,20 @@ def setup_notebook() -> None:
     nest_asyncio.apply()
     wake_on_interrupt()
     skip_format_grammar()
+    use_colab_widget_manager()
+
+
+def use_colab_widget_manager() -> None:
+    """On Colab, let the ipywidgets 8 widgets (the explorer, the forms) render; anywhere else, do nothing.
+
+    Colab's page draws the ipywidgets 7 it ships; widgets of version 8, which the course installs, are drawn by the
+    widget manager that ``google.colab.output.enable_custom_widget_manager()`` turns on (colabtools#3020, #4525).
+    """
+    if "google.colab" not in sys.modules:  # a Colab kernel has imported it; elsewhere it is not even installed
+        return
+    from google.colab import output
+
+    output.enable_custom_widget_manager()
 
 
 def skip_format_grammar() -> None:

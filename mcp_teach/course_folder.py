@@ -1,0 +1,197 @@
+"""``mcp-teach lessons``: the course copied from the installed package into a folder the student owns.
+
+A wheel carries the lessons in ``mcp_teach/notebooks/`` (pyproject maps the repository's ``notebooks/`` there); a
+clone has them in ``notebooks/`` beside the package. The copy leaves a manifest in the folder with the SHA-256 of
+every file it wrote, so a later ``--update`` tells a lesson the student edited (its hash is not the recorded one)
+from one it may replace, and never overwrites the first kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mcp_teach
+
+PACKAGE = Path(mcp_teach.__file__).parent
+#: Where the lessons are: in an installed wheel, then in a clone (the repository's own folder).
+SOURCES = (PACKAGE / "notebooks", PACKAGE.parent / "notebooks")
+LESSONS = "[0-9][0-9]_*.ipynb"
+SOLUTIONS = "solutions"
+MANIFEST = ".mcp-teach-course.json"
+DEFAULT_FOLDER = Path("mcp-teach-course")
+
+
+class CourseFolderError(Exception):
+    """The course cannot be copied: the message says why and what to do instead."""
+
+
+def course_source(sources: tuple[Path, ...] = SOURCES) -> Path:
+    """The folder the lessons are copied from: its ``NN_*.ipynb`` and ``solutions/NN_*.ipynb``."""
+    for folder in sources:
+        if any(folder.glob(LESSONS)) and any((folder / SOLUTIONS).glob(LESSONS)):
+            return folder
+    raise CourseFolderError(
+        f"this installation of mcp-teach {mcp_teach.__version__} carries no lessons (looked in "
+        f"{', '.join(map(str, sources))}): reinstall it from a wheel or from the repository, e.g. "
+        '`pip install "mcp-teach @ git+https://github.com/mcp-teach/mcp-teach"`'
+    )
+
+
+def course_files(source: Path) -> dict[str, Path]:
+    """Every file of the course by its name in the folder (``00_setup.ipynb``, ``solutions/00_setup.ipynb``)."""
+    found = [*sorted(source.glob(LESSONS)), *sorted((source / SOLUTIONS).glob(LESSONS))]
+    return {path.relative_to(source).as_posix(): path for path in found}
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@dataclass
+class Plan:
+    """What copying the course into ``folder`` does; each list holds names as in :func:`course_files`."""
+
+    folder: Path
+    first_copy: bool
+    new: list[str] = field(default_factory=list)  # not in the folder (or deleted there): copied
+    changed: list[str] = field(default_factory=list)  # as copied, and this version differs: replaced on update
+    edited: list[str] = field(default_factory=list)  # changed by the student: never overwritten
+    current: list[str] = field(default_factory=list)  # the same as this version's
+
+
+def read_manifest(folder: Path) -> dict[str, str] | None:
+    """The hashes recorded by the last copy into ``folder``, or None if mcp-teach never copied there."""
+    path = folder / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        files = json.loads(path.read_text(encoding="utf-8"))["files"]
+        if not all(isinstance(name, str) and isinstance(sha, str) for name, sha in files.items()):
+            raise TypeError("not every entry is a name and a hash")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise CourseFolderError(
+            f"{path} is not a manifest mcp-teach can read ({error}): delete it to keep every lesson in "
+            f"{folder} as yours and copy only missing ones, or choose another folder"
+        ) from error
+    return files
+
+
+def plan_copy(source: Path, folder: Path) -> Plan:
+    """Compare ``folder`` with the course in ``source``; refuses a folder it cannot or must not write into."""
+    if folder.exists() and not folder.is_dir():
+        raise CourseFolderError(f"{folder} is a file, not a folder: name a folder (it is created if missing)")
+    for parent in folder.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CourseFolderError(f"{parent} is a file, so {folder} cannot be made: name another folder")
+            break
+    files = course_files(source)
+    manifest = read_manifest(folder) if folder.is_dir() else None
+    if manifest is None:
+        present = [name for name in files if (folder / name).exists()]
+        if present:
+            raise CourseFolderError(
+                f"{folder} already holds {', '.join(present[:3])}{' …' if len(present) > 3 else ''} but no "
+                f"{MANIFEST}, so mcp-teach cannot tell your edits from its copies: choose a new folder, or move "
+                "those files away"
+            )
+        return Plan(folder, first_copy=True, new=list(files))
+    plan = Plan(folder, first_copy=False)
+    for name, path in files.items():
+        target = folder / name
+        if not target.is_file():
+            plan.new.append(name)
+            continue
+        found, wanted = digest(target), digest(path)
+        if found == wanted:
+            plan.current.append(name)
+        elif found != manifest.get(name):
+            plan.edited.append(name)
+        else:
+            plan.changed.append(name)
+    return plan
+
+
+def carry_out(plan: Plan, source: Path, update: bool) -> list[str]:
+    """Copy what ``plan`` allows (into a course folder only with ``update``); returns the names written."""
+    written = plan.new + plan.changed if plan.first_copy or update else []
+    if not written:
+        return []
+    manifest = read_manifest(plan.folder) or {}
+    try:
+        (plan.folder / SOLUTIONS).mkdir(parents=True, exist_ok=True)
+        try:
+            for name in written:
+                shutil.copyfile(source / name, plan.folder / name)
+                manifest[name] = digest(source / name)
+        finally:  # what was copied is recorded even when a later file fails
+            manifest.update({name: digest(source / name) for name in plan.current})
+            text = json.dumps({"mcp-teach": mcp_teach.__version__, "files": dict(sorted(manifest.items()))}, indent=1)
+            (plan.folder / MANIFEST).write_text(text + "\n", encoding="utf-8")
+    except OSError as error:
+        raise CourseFolderError(
+            f"cannot write into {plan.folder}: {error.strerror or error} ({error.filename or plan.folder}): "
+            "choose a folder you can write to, e.g. one in your home folder"
+        ) from error
+    return written
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(names)
+
+
+def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
+    """What happened, one line per kind of file, for the student."""
+    version = mcp_teach.__version__
+    folder = plan.folder
+    if plan.first_copy:
+        lessons = sum(1 for name in written if "/" not in name)
+        return [
+            f"copied the course of mcp-teach {version} into {folder}: {lessons} lessons and their solved copies "
+            f"in {folder / SOLUTIONS}"
+        ]
+    lines = []
+    if plan.new:
+        lines.append(f"new: {_names(plan.new)}" if update else f"new, not copied yet: {_names(plan.new)}")
+    if plan.changed:
+        lines.append(
+            f"updated: {_names(plan.changed)}" if update else f"changed, not copied yet: {_names(plan.changed)}"
+        )
+    if plan.edited:
+        lines.append(
+            f"kept, edited by you: {_names(plan.edited)} (to get mcp-teach {version}'s version of one, rename "
+            f"yours and run `mcp-teach lessons {folder} --update` again)"
+        )
+    if (plan.new or plan.changed) and not update:
+        lines.append(
+            f"mcp-teach {version} has them: `mcp-teach lessons {folder} --update` brings them and keeps your edits"
+        )
+    if not plan.new and not plan.changed:
+        lines.append(
+            f"nothing else to copy into {folder}"
+            if plan.edited
+            else f"{folder} is up to date with mcp-teach {version}: nothing to copy"
+        )
+    return lines
+
+
+def copy_course(
+    folder: Path, *, update: bool = False, say: Callable[[str], None] = print, sources: tuple[Path, ...] = SOURCES
+) -> Plan:
+    """Copy the course into a new ``folder``, or bring an earlier copy up to date with ``update``; say what it did."""
+    source = course_source(sources)
+    plan = plan_copy(source, folder)
+    written = carry_out(plan, source, update)
+    for line in describe(plan, written, update):
+        say(line)
+    return plan
+
+
+def first_lesson(folder: Path) -> Path | None:
+    """The lesson to open first: the lowest-numbered ``NN_*.ipynb`` in ``folder``."""
+    return next(iter(sorted(folder.glob(LESSONS))), None)

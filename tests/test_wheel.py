@@ -1,0 +1,102 @@
+"""The course from one install: the wheel carries every lesson, and a student without the repository can run them.
+
+The wheel is built as ``pip install`` builds it (in an isolated environment with the build backend pyproject names)
+from a copy of the source, so the repository gets no ``build/`` folder. It is installed into a fresh virtual
+environment that sees the test environment's packages through a ``.pth`` file (nothing is downloaded) but not the
+repository: ``mcp_teach`` must come from the wheel. There ``mcp-teach lessons`` copies the course into an empty
+folder, and three lessons run under nbval in that folder as they are stored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache", ".ruff_cache",
+    ".ipynb_checkpoints", "artifacts", "node_modules",
+)  # fmt: skip
+#: Quick lessons run from the copied course (their cells take about 3 s in all on an idle machine).
+LESSONS_RUN = ("00_setup.ipynb", "01_handshake.ipynb", "03_tools_call.ipynb")
+TIMEOUT = 300  # only stops a hung step
+
+
+def run(command: list[str], **options) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, **options)
+    assert result.returncode == 0, f"{command[:4]} failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    return result
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    source = tmp_path_factory.mktemp("source") / "mcp-teach"
+    shutil.copytree(REPOSITORY, source, ignore=NOT_SOURCE)
+    out = tmp_path_factory.mktemp("wheel")
+    run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(source)])
+    shutil.rmtree(source.parent)
+    (built,) = out.glob("mcp_teach-*.whl")
+    return built
+
+
+def repository_lessons() -> list[str]:
+    found = [*(REPOSITORY / "notebooks").glob("[0-9][0-9]_*.ipynb")]
+    found += (REPOSITORY / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb")
+    return sorted(path.relative_to(REPOSITORY / "notebooks").as_posix() for path in found)
+
+
+def test_the_wheel_carries_the_package_every_lesson_and_the_licences(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    lessons = sorted(name.removeprefix("mcp_teach/notebooks/") for name in names if name.endswith(".ipynb"))
+    assert lessons == repository_lessons()
+    modules = sorted(path.relative_to(REPOSITORY).as_posix() for path in (REPOSITORY / "mcp_teach").rglob("*.py"))
+    assert sorted(name for name in names if name.endswith(".py")) == modules  # no subpackage left out of pyproject
+    assert {"mcp_teach/servers/knowledge_docs/tools.md", "mcp_teach/servers/knowledge_docs/connection.png"} <= set(
+        names
+    )
+    licences = {name.rpartition("/")[2] for name in names if "/licenses/" in name}
+    assert licences == {"LICENSE", "LICENSE-CONTENT"}
+    metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
+    assert "License-Expression: MIT AND CC-BY-4.0" in metadata
+    assert "Project-URL: Homepage, https://github.com/mcp-teach/mcp-teach" in metadata
+
+
+def test_a_student_without_the_repository_gets_the_course_and_runs_it(wheel, tmp_path):
+    environment = tmp_path / "venv"
+    venv.create(environment, with_pip=False, symlinks=os.name != "nt")
+    python = environment / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    # After its own site-packages, where the wheel goes: the test environment's packages, not the repository.
+    Path(purelib, "test-environment.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(wheel)])
+    home = tmp_path / "student"
+    home.mkdir()
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH" and not key.startswith("MCP_")}
+    env |= {"JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"), "PATH": f"{python.parent}{os.pathsep}{env['PATH']}"}
+
+    where = run([str(python), "-c", "import mcp_teach; print(mcp_teach.__file__)"], cwd=home, env=env).stdout
+    assert Path(where.strip()).is_relative_to(environment), where
+
+    copied = run([str(python.with_name("mcp-teach")), "lessons"], cwd=home, env=env)
+    assert re.match(r"copied the course of mcp-teach \S+ into mcp-teach-course: \d+ lessons", copied.stdout)
+    course = home / "mcp-teach-course"
+    assert sorted(p.relative_to(course).as_posix() for p in course.rglob("*.ipynb")) == repository_lessons()
+
+    sanitize = shutil.copyfile(REPOSITORY / "tests" / "nbval_sanitize.cfg", tmp_path / "nbval_sanitize.cfg")
+    nbval = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull, "--rootdir", str(home)]
+    nbval += ["--nbval", "--nbval-current-env", f"--nbval-sanitize-with={sanitize}", "--nbval-cell-timeout=120"]
+    result = run([*nbval, *(str(course / name) for name in LESSONS_RUN)], cwd=home, env=env)
+    cells = sum(
+        cell["cell_type"] == "code" for name in LESSONS_RUN for cell in json.loads((course / name).read_text())["cells"]
+    )
+    assert f"{cells} passed" in result.stdout and "failed" not in result.stdout, result.stdout  # nbval: a test a cell
