@@ -57,12 +57,13 @@ def write_course(
 
 def nbgrader_course_command(args: argparse.Namespace) -> int:
     """``mcp-teach nbgrader-course DIR``: print what was written and what was kept."""
-    from mcp_teach.authoring import SOLUTIONS, lesson_notebooks
+    from mcp_teach.authoring import lesson_notebooks
+    from mcp_teach.course_folder import SOLUTIONS, CourseFolderError, course_source
 
-    lessons = lesson_notebooks(args.lessons or SOLUTIONS)
     try:
+        lessons = lesson_notebooks(args.lessons or course_source() / SOLUTIONS)
         written, kept = write_course(args.folder, lessons, course_id=args.course_id, exchange=args.exchange)
-    except (ValueError, OSError) as error:
+    except (CourseFolderError, ValueError, OSError) as error:
         print(f"mcp-teach nbgrader-course: {error}", file=sys.stderr)
         return 2
     for path in written:
@@ -82,5 +83,7 @@ def add_nbgrader_course_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--exchange", type=Path, help="the shared exchange folder on a hub (nbgrader's default: /srv/nbgrader/exchange)"
     )
-    parser.add_argument("--lessons", type=Path, help="the solved lessons' folder (default: notebooks/solutions)")
+    parser.add_argument(
+        "--lessons", type=Path, help="the solved lessons' folder (default: the ones this install carries)"
+    )
     parser.set_defaults(handler=nbgrader_course_command)
