@@ -4,6 +4,8 @@ Rules (the budget's definitions), applied to the solved lessons ``notebooks/solu
 
 - The **optional part** of a lesson starts at a markdown heading ``## Going deeper (optional)`` and runs to the next
   level-2 heading (``## Exercises``, say) or the end. Everything else is the **core**, the exercises included.
+- The **exercises** are the ``## Exercises`` part, and each exercise set inside a section (lesson 13 has one per
+  step): its ``### Exercise NN.K`` markdown cell and the code cells up to the next markdown cell.
 - **Words**: whitespace-separated words of the core's markdown cells, fenced code blocks left out.
 - **Core minutes** = words outside the exercises / 150 (technical prose read with care) + 1 minute per core code
   cell outside the exercises, rounded up to a multiple of 5. The first cell, which installs the course on a hosted
@@ -110,7 +112,7 @@ def measure(path: Path) -> LessonSize:
     """The size of one lesson by the rules above."""
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     size = LessonSize(path.stem)
-    optional = in_exercises = False
+    optional = in_exercises = in_step_exercise = False
     current_exercise: str | None = None
     code_number = -1
     for index, cell in enumerate(cells):
@@ -122,9 +124,10 @@ def measure(path: Path) -> LessonSize:
                 line = source[heading.start() :].splitlines()[0]
                 optional = bool(OPTIONAL.match(line))
                 in_exercises = bool(EXERCISES.match(line))
+            in_step_exercise = not in_exercises and bool(EXERCISE_HEADING.search(source))
             if optional:
                 continue
-            if in_exercises:
+            if in_exercises or in_step_exercise:
                 size.exercise_words += _words(source)
                 if number := EXERCISE_HEADING.search(source):
                     current_exercise = number.group(1)
@@ -138,7 +141,7 @@ def measure(path: Path) -> LessonSize:
         code_number += 1
         if optional:
             continue
-        if not in_exercises and not INSTALL.search(source):
+        if not (in_exercises or in_step_exercise) and not INSTALL.search(source):
             size.core_code_cells += 1
             size.core_code_lines += len([line for line in source.splitlines() if line.strip()])
         for output in cell.get("outputs", []):

@@ -9,17 +9,23 @@ out (the ``wall`` column shows what they add). Kernel start-up is reported apart
 numbers them (code cells from 0), so ``05_transports cell 20`` is ``pytest "notebooks/05_transports.ipynb::Cell 20"``.
 Notebooks are read, never written.
 
-Budget, in **reference units**: the machines this runs on are shared and their speed moves by 1.5x from one day
-to the next, so every budget is stated in the time of a reference task measured in the same run: spawning a plain
+Budget, in **reference units**: the machines this runs on are shared and their speed moves by 1.5x from one day to
+the next, so every budget is stated in the time of a reference task measured in the same run: spawning a plain
 fastmcp stdio server with one ``add`` tool (``python -c``, nothing of this package) and getting the result of the
 first ``tools/call`` (median of three, measured before and after the lessons; the report uses the median of the
-six). Budget: a lesson's cells take <= 5 units on average (the latency lab left out), the latency lab <= 24 units,
-and no cell outside the latency lab more than 2.5 units. Why these: the reference is itself one stdio server
-started and called, and lessons about stdio must start servers, so a cell that starts one costs a unit and a half
-with the work around it; 2.5 units let a cell start one stdio server beside two in-process ones (lesson 05 runs the
-same calls on three transports) but not three stdio servers. The lab times fixed numbers of samples and starts
-fresh processes on purpose: on an idle machine here (reference 1.1 s) it took 23 s, 21 units. A cell that starts a
-stdio server when its lesson is not about starting one is the first thing to cut.
+six). Budget: a lesson's cells take <= 5 units on average (the latency lab and the capstone left out), the latency
+lab <= 24 units, and no cell outside the latency lab (and the capstone) more than 2.5 units. Why these: the
+reference is itself one stdio server started and called, and lessons about stdio must start servers, so a cell that
+starts one costs a unit and a half with the work around it; 2.5 units let a cell start one stdio server beside two
+in-process ones (lesson 05 runs the same calls on three transports) but not three stdio servers. The lab times fixed
+numbers of samples and starts fresh processes on purpose: on an idle machine here (reference 1.1 s) it took 23 s, 21
+units. A cell that starts a stdio server when its lesson is not about starting one is the first thing to cut. The
+capstone (lesson 13) is the other exception: its subject is an outside judge, the official conformance suite, a Node
+program started once per scenario (about half a CPU-second each, four at a time), and each of its seven checks runs
+one to four scenarios, its last two cells a whole revision each (30 and 37 scenarios). So it too is left out of the
+mean, with <= 36 units of cells and <= 4 units a cell: on this machine shared with three other test runs (load 6 on
+two CPUs, reference 1.2 s) its solved copy took 37 s, 30.5 units, its slowest cells (the check that runs four
+scenarios at two revisions, a whole revision) 3.3 units.
 Exit code: 2 if a cell failed (error, timeout, dead kernel), else 1 with
 ``--check`` if the budget is exceeded, else 0.
 
@@ -50,9 +56,12 @@ from nbval.plugin import find_comment_markers, find_metadata_tags
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 LESSONS = "[0-9][0-9]_*.ipynb"  # top-level lessons only: notebooks/solutions/ is run by naming its files
 LATENCY_LAB_MARK = "latency"  # the latency lab is the lesson whose file name contains this
+CAPSTONE_MARK = "capstone"  # the capstone, judged by the conformance suite, is the lesson whose file name contains this
 MEAN_BUDGET = 5.0  # reference units of cells per lesson, mean over the lessons other than the latency lab
 LATENCY_LAB_BUDGET = 24.0  # reference units of cells in the latency lab
-CELL_BUDGET = 2.5  # reference units for any one cell outside the latency lab
+CELL_BUDGET = 2.5  # reference units for any one cell outside the latency lab and the capstone
+CAPSTONE_BUDGET = 36.0  # reference units of cells in the capstone (measured: 30.5 on a loaded machine)
+CAPSTONE_CELL_BUDGET = 4.0  # reference units for any one cell of the capstone (a whole revision of the suite)
 REFERENCE_RUNS = 3  # reference measurements before the lessons, and again after them
 REFERENCE_SERVER = """
 from fastmcp import FastMCP
@@ -72,6 +81,11 @@ SECTION_WIDTH = 40
 def is_latency_lab(name: str) -> bool:
     """The one place that says which lesson is the latency lab (it has a budget of its own)."""
     return LATENCY_LAB_MARK in Path(name).name
+
+
+def is_capstone(name: str) -> bool:
+    """The one place that says which lesson is the capstone (it has a budget of its own)."""
+    return CAPSTONE_MARK in Path(name).name
 
 
 @dataclass(frozen=True)
@@ -101,6 +115,15 @@ class LessonTiming:
     @property
     def latency_lab(self) -> bool:
         return is_latency_lab(self.name)
+
+    @property
+    def capstone(self) -> bool:
+        return is_capstone(self.name)
+
+    @property
+    def in_mean(self) -> bool:
+        """The two lessons with budgets of their own are left out of the mean."""
+        return not (self.latency_lab or self.capstone)
 
 
 def summarize(source: str, width: int = SUMMARY_WIDTH) -> str:
@@ -211,8 +234,8 @@ def _lessons(count: int) -> str:
 
 
 def lesson_mean(lessons: Sequence[LessonTiming]) -> float | None:
-    """Mean seconds of cells per lesson, the latency lab left out (None when no other lesson ran)."""
-    totals = [lesson.total for lesson in lessons if not lesson.latency_lab]
+    """Mean seconds of cells per lesson, the latency lab and the capstone left out (None when no other lesson ran)."""
+    totals = [lesson.total for lesson in lessons if lesson.in_mean]
     return statistics.fmean(totals) if totals else None
 
 
@@ -238,9 +261,10 @@ def budget_breaches(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
     breaches = []
     mean = lesson_mean(lessons)
     if mean is not None and mean > MEAN_BUDGET * unit:
-        others = sum(not lesson.latency_lab for lesson in lessons)
+        others = sum(lesson.in_mean for lesson in lessons)
         breaches.append(
-            f"mean over {_lessons(others)} (latency lab left out): {mean / unit:.2f} units of cells > {MEAN_BUDGET:g}"
+            f"mean over {_lessons(others)} (latency lab and capstone left out): {mean / unit:.2f} units of cells"
+            f" > {MEAN_BUDGET:g}"
         )
     for lesson in lessons:
         if lesson.latency_lab:
@@ -249,10 +273,13 @@ def budget_breaches(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
                     f"{lesson.name} (latency lab): {lesson.total / unit:.2f} units of cells > {LATENCY_LAB_BUDGET:g}"
                 )
             continue
+        if lesson.capstone and lesson.total > CAPSTONE_BUDGET * unit:
+            breaches.append(f"{lesson.name} (capstone): {lesson.total / unit:.2f} units of cells > {CAPSTONE_BUDGET:g}")
+        cell_budget = CAPSTONE_CELL_BUDGET if lesson.capstone else CELL_BUDGET
         breaches.extend(
-            f"{lesson.name} cell {cell.number}: {cell.seconds / unit:.2f} units > {CELL_BUDGET:g}  {cell.summary}"
+            f"{lesson.name} cell {cell.number}: {cell.seconds / unit:.2f} units > {cell_budget:g}  {cell.summary}"
             for cell in lesson.cells
-            if cell.seconds > CELL_BUDGET * unit
+            if cell.seconds > cell_budget * unit
         )
     return breaches
 
@@ -271,6 +298,7 @@ def report(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
             f"  {lesson.wall:5.1f} s  "
             + (f"cell {slowest.number} {slowest.seconds:.1f} s" if slowest else "-")
             + ("  (latency lab)" if lesson.latency_lab else "")
+            + ("  (capstone)" if lesson.capstone else "")
             + ("  FAILED" if lesson.failure else "")
         )
     every_cell = [(lesson.name, cell) for lesson in lessons for cell in lesson.cells]
@@ -282,12 +310,16 @@ def report(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
         for name, cell in every_cell[:SLOWEST]
     ]
     mean = lesson_mean(lessons)
-    others = sum(not lesson.latency_lab for lesson in lessons)
-    labs = ", ".join(lesson.name for lesson in lessons if lesson.latency_lab)
+    others = sum(lesson.in_mean for lesson in lessons)
+    labs = ", ".join(
+        f"{'latency lab' if lesson.latency_lab else 'capstone'} {lesson.name}"
+        for lesson in lessons
+        if not lesson.in_mean
+    )
     lines += [
         "",
         f"mean over {_lessons(others)}"
-        + (f" (latency lab {labs} left out)" if labs else "")
+        + (f" ({labs} left out)" if labs else "")
         + ": "
         + (f"{mean:.1f} s of cells" if mean is not None else "-"),
         f"total: {sum(lesson.total for lesson in lessons):.1f} s of cells in {_lessons(len(lessons))}"
@@ -297,6 +329,7 @@ def report(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
         f"reference unit: {unit:.2f} s (a plain fastmcp stdio server, spawn to first tools/call result)",
         f"budget: cells <= {MEAN_BUDGET:g} units per lesson on average ({MEAN_BUDGET * unit:.1f} s),"
         f" latency lab <= {LATENCY_LAB_BUDGET:g} units ({LATENCY_LAB_BUDGET * unit:.1f} s),"
+        f" capstone <= {CAPSTONE_BUDGET:g} units ({CAPSTONE_BUDGET * unit:.1f} s), a cell <= {CAPSTONE_CELL_BUDGET:g},"
         f" no other cell > {CELL_BUDGET:g} units ({CELL_BUDGET * unit:.1f} s)",
     ]
     breaches = budget_breaches([lesson for lesson in lessons if not lesson.failure], unit)

@@ -10,12 +10,13 @@ notebooks that talk to them:
     transports/   serving any of those servers: stdio, SSE, streamable HTTP, guards, class mode
     wire/         what crossed the wire: capture, messages, HTTP exchanges, stdio bytes, redaction
     client        the course's client helpers (a fixed identity, a calculator on any connection)
+    conformance   the official conformance suite run against a server (beside client: it serves one and
+                  connects to it; lesson 13's checks use it)
     llm/          the offline teaching model, its endpoint, provider choice, the tool loop
     display/      how it looks in a notebook: show, diagrams, explorer
     lessons/      helpers that exist for one lesson, and the notebook setup
     exercises/    every exercise's expectations, blank lessons, student copies, grading
     serve, terminal, authoring, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
-    conformance   the official conformance suite run against a server (beside serve: it serves one for the run)
     nbgrader_course   an nbgrader course folder made from the solved lessons (``mcp-teach nbgrader-course``)
     course_folder ``mcp-teach lessons``: the course copied from the package into a student's folder, kept up to date
 

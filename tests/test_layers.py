@@ -23,12 +23,12 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "servers",
         "transports",
         "wire",
-        "client",
+        "client conformance",
         "llm",
         "display",
         "lessons",
         "exercises",
-        "serve terminal authoring conformance nbgrader_course course_folder",
+        "serve terminal authoring nbgrader_course course_folder",
         "cli",
     )
 )

@@ -43,7 +43,7 @@ def test_budgets_are_multiples_of_the_reference_unit(times) -> None:
     lessons = [lesson(times, "00_setup", 1.9, 1.9, 1.9)]
     assert times.budget_breaches(lessons, UNIT) == []
     assert times.budget_breaches(lessons, 0.5) == [
-        "mean over 1 lesson (latency lab left out): 11.40 units of cells > 5",
+        "mean over 1 lesson (latency lab and capstone left out): 11.40 units of cells > 5",
         *(f"00_setup cell {n}: 3.80 units > 2.5  step_{n}()" for n in range(3)),
     ]
     assert "reference unit: 2.00 s" in "\n".join(times.report(lessons, UNIT))
@@ -58,7 +58,9 @@ def test_mean_rule_allows_one_long_lesson_when_the_others_are_short(times) -> No
     balanced = [lesson(times, "00_a", *[1.0] * 14), lesson(times, "01_b", *[1.0] * 6)]  # 14 s and 6 s: 5 units
     assert times.budget_breaches(balanced, UNIT) == []
     over = [lesson(times, "00_a", *[1.0] * 14), lesson(times, "01_b", *[1.0] * 7)]  # mean 10.5 s
-    assert times.budget_breaches(over, UNIT) == ["mean over 2 lessons (latency lab left out): 5.25 units of cells > 5"]
+    assert times.budget_breaches(over, UNIT) == [
+        "mean over 2 lessons (latency lab and capstone left out): 5.25 units of cells > 5"
+    ]
 
 
 def test_latency_lab_is_left_out_of_the_mean_and_may_have_slow_cells(times) -> None:
@@ -72,6 +74,20 @@ def test_latency_lab_is_left_out_of_the_mean_and_may_have_slow_cells(times) -> N
     assert "mean over 1 lesson (latency lab 06_latency_lab left out): 2.0 s of cells" in times.report(
         [lab, short], UNIT
     )
+
+
+def test_the_capstone_is_left_out_of_the_mean_with_budgets_of_its_own(times) -> None:
+    capstone = lesson(times, "13_capstone", *[7.0] * 10)  # 70 s = 35 units, cells of 3.5 units
+    short = lesson(times, "05_transports", 1.0, 1.0)
+    assert times.is_capstone("13_capstone") and not times.is_capstone("06_latency_lab")
+    assert times.lesson_mean([capstone, short]) == 2.0
+    assert times.budget_breaches([capstone, short], UNIT) == []
+    assert "(capstone 13_capstone left out)" in "\n".join(times.report([capstone, short], UNIT))
+    capstone.cells += [times.CellTiming(10, 8.2, "print(await check_server(...))")]
+    assert times.budget_breaches([capstone, short], UNIT) == [
+        "13_capstone (capstone): 39.10 units of cells > 36",
+        "13_capstone cell 10: 4.10 units > 4  print(await check_server(...))",
+    ]
 
 
 def test_no_cell_outside_the_latency_lab_over_two_and_a_half_units(times) -> None:

@@ -2,25 +2,28 @@
 
 The suite (npm ``@modelcontextprotocol/conformance``, run by :mod:`mcp_teach.conformance`) asks a server under
 test for tools, resources and prompts with fixed names (``test_simple_text``, ``test://static-text``,
-``test_simple_prompt``...) and checks what comes back. This server has them all, written as the course writes
-servers: plain fastmcp decorators where fastmcp can, the mcp SDK where it must (resource subscriptions, the
-``subscriptions/listen`` stream, a request the server sends to the client). What each fixture must return is
-read from the suite's scenarios (``src/scenarios/server/*.ts`` in github.com/modelcontextprotocol/conformance);
-the python-sdk's conformance "everything server" (``examples/servers/everything-server`` in
-github.com/modelcontextprotocol/python-sdk) was the reference for the values.
+``test_simple_prompt``...) and checks what comes back. Lesson 13 writes this server step by step: each ``add_*``
+function below is a cell of ``notebooks/solutions/13_capstone.ipynb`` (exported here; a test holds them equal),
+and :func:`build_capstone_server` is their composition. Plain fastmcp decorators where fastmcp can, the mcp SDK
+where it must (resource subscriptions, the ``subscriptions/listen`` stream, a request the server sends to the
+client). What each fixture must return is read from the suite's scenarios (``src/scenarios/server/*.ts`` in
+github.com/modelcontextprotocol/conformance); the python-sdk's conformance "everything server"
+(``examples/servers/everything-server`` in github.com/modelcontextprotocol/python-sdk) was the reference for the
+values.
 
 Run it with ``mcp-teach serve --server capstone``, or check it with
 ``mcp-teach conformance --server capstone --requirements 2026-07-28``.
 
-The groups, in the order lesson 13 builds them (and the scenarios that check each one):
+The steps, in the lesson's order (and the scenarios that check each one):
 
-- content tools: text, image, audio, embedded resource, mixed content, an error (``tools-call-*``);
-- progress and logging (``tools-call-with-progress``, ``tools-call-with-logging``, ``server-stateless``);
-- asking the client (2025-11-25: ``tools-call-sampling``, ``tools-call-elicitation``,
-  ``elicitation-sep1034-defaults``, ``elicitation-sep1330-enums``; 2026-07-28: ``input-required-result-*``);
-- resources, a template and subscriptions (``resources-*``, ``sep-2164-resource-not-found``);
-- prompts and completion (``prompts-*``, ``completion-complete``);
-- list changes on ``subscriptions/listen`` (``server-stateless``).
+1. content tools: text, image, audio, embedded resource, mixed content, an error (``tools-call-*``);
+2. progress and logging (``tools-call-with-progress``, ``tools-call-with-logging``, ``server-stateless``);
+3. asking the client, 2025-11-25 (``tools-call-sampling``, ``tools-call-elicitation``,
+   ``elicitation-sep1034-defaults``, ``elicitation-sep1330-enums``);
+4. asking the client, 2026-07-28 (``input-required-result-*``);
+5. resources, a template and subscriptions (``resources-*``, ``sep-2164-resource-not-found``);
+6. prompts and completion (``prompts-*``, ``completion-complete``);
+7. list changes on ``subscriptions/listen`` (``server-stateless``).
 """
 
 # No ``from __future__ import annotations``: fastmcp reads the prompts' parameter annotations as real types.
@@ -35,11 +38,7 @@ from fastmcp.exceptions import ToolError
 from fastmcp.prompts import Message
 from fastmcp.utilities.types import Audio, Image
 from mcp.server.request_state import RequestStateSecurity
-from mcp.server.subscriptions import (
-    InMemorySubscriptionBus,
-    PromptsListChanged,
-    ToolsListChanged,
-)
+from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
 
 from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern
 from mcp_teach.servers.knowledge import announce_update, serve_subscriptions
@@ -57,120 +56,7 @@ WAV_TINY = base64.b64decode("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF
 
 STATIC_TEXT = "This is the content of the static text resource."
 WATCHED_URI = "test://watched-resource"
-
-
-# --- 1. content tools -------------------------------------------------------------------------------------
-
-
-def test_simple_text() -> str:
-    """Tests simple text content response."""
-    return "This is a simple text response for testing."
-
-
-def test_image_content() -> Image:
-    """Tests image content response (a 1x1 PNG)."""
-    return Image(data=PNG_1X1, format="png")
-
-
-def test_audio_content() -> Audio:
-    """Tests audio content response (a tiny WAV)."""
-    return Audio(data=WAV_TINY, format="wav")
-
-
-def test_embedded_resource() -> mcp_types.EmbeddedResource:
-    """Tests embedded resource content response."""
-    contents = mcp_types.TextResourceContents(
-        uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
-    )
-    return mcp_types.EmbeddedResource(type="resource", resource=contents)
-
-
-def test_multiple_content_types() -> list[Any]:
-    """Tests response with multiple content types (text, image, resource)."""
-    data = mcp_types.TextResourceContents(
-        uri="test://mixed-content-resource", mime_type="application/json", text='{"test": "data", "value": 123}'
-    )
-    return [
-        "Multiple content types test:",
-        Image(data=PNG_1X1, format="png"),
-        mcp_types.EmbeddedResource(type="resource", resource=data),
-    ]
-
-
-def test_error_handling() -> str:
-    """Tests error response handling: a tool execution error (``isError: true``), not a protocol error."""
-    raise ToolError("This tool intentionally returns an error for testing")
-
-
-# --- 2. progress and logging ------------------------------------------------------------------------------
-
-
-async def test_tool_with_progress(ctx: Context) -> str:
-    """Tests tool that reports progress notifications (0, 50, 100 of 100), if the request has a progressToken."""
-    for step in (0, 50, 100):
-        await ctx.report_progress(step, 100, f"Completed step {step} of 100")
-    return "Progress reported."
-
-
-async def test_tool_with_logging(ctx: Context) -> str:
-    """Tests tool that emits log messages during execution (2025-11-25: always; 2026-07-28: only when the
-    request's ``_meta`` carries ``io.modelcontextprotocol/logLevel``, which the SDK enforces)."""
-    for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
-        await ctx.info(text)
-    return "Tool with logging executed successfully"
-
-
-async def test_logging_tool(ctx: Context) -> str:
-    """Logs once: the 2026-07-28 suite checks no log reaches a request that did not ask for one."""
-    await ctx.info("Diagnostic trace logging activated")
-    return "Logging evaluated"
-
-
-# --- 3. asking the client ---------------------------------------------------------------------------------
-
 SAMPLING_PROMPT = "What is the capital of France?"
-
-
-def sampling_request(text: str, max_tokens: int = 100) -> mcp_types.CreateMessageRequest:
-    """A ``sampling/createMessage`` request with one user message."""
-    message = mcp_types.SamplingMessage(role="user", content=mcp_types.TextContent(type="text", text=text))
-    return mcp_types.CreateMessageRequest(
-        params=mcp_types.CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
-    )
-
-
-def name_question(message: str = "What is your name?") -> mcp_types.ElicitRequest:
-    """A form asking for one string, ``name``."""
-    return elicit_form(message, {"name": {"type": "string"}}, ["name"])
-
-
-def answered(answer: Any, field: str) -> Any:
-    """The value of ``field`` in an accepted elicitation answer, else None."""
-    if isinstance(answer, mcp_types.ElicitResult) and answer.action == "accept":
-        return (answer.content or {}).get(field)
-    return None
-
-
-async def test_sampling(prompt: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """Tests sampling: ask the client's LLM (2025-11-25 ``sampling/createMessage``; 2026-07-28 input_required)."""
-    answer = await ask_client(ctx, "sampling", sampling_request(prompt))
-    if isinstance(answer, mcp_types.InputRequiredResult):
-        return answer
-    said = answer.content.text if isinstance(answer.content, mcp_types.TextContent) else "[not text]"
-    return f"LLM response: {said}"
-
-
-async def test_elicitation(message: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """Tests elicitation: ask the user for a username and an e-mail address."""
-    fields = {
-        "username": {"type": "string", "description": "User's response"},
-        "email": {"type": "string", "description": "User's email address"},
-    }
-    answer = await ask_client(ctx, "user", elicit_form(message, fields, ["username", "email"]))
-    if isinstance(answer, mcp_types.InputRequiredResult):
-        return answer
-    return f"User response: action={answer.action}, content={json.dumps(answer.content or {})}"
-
 
 #: SEP-1034: a default for each primitive type.
 DEFAULTS_FIELDS: dict[str, Any] = {
@@ -216,154 +102,278 @@ ENUM_FIELDS: dict[str, Any] = {
 }
 
 
-async def form_result(ctx: Context, message: str, fields: dict[str, Any]) -> str | mcp_types.InputRequiredResult:
-    """Ask for ``fields`` (all optional) and report the answer as the suite expects it."""
-    answer = await ask_client(ctx, "form", elicit_form(message, fields, []))
-    if isinstance(answer, mcp_types.InputRequiredResult):
-        return answer
-    return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content or {})}"
+def name_question(message: str = "What is your name?") -> mcp_types.ElicitRequest:
+    """A form asking for one string, ``name``."""
+    return elicit_form(message, {"name": {"type": "string"}}, ["name"])
 
 
-async def test_elicitation_sep1034_defaults(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """Tests elicitation with default values for all primitive types (SEP-1034)."""
-    return await form_result(ctx, "Please provide user information", DEFAULTS_FIELDS)
-
-
-async def test_elicitation_sep1330_enums(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """Tests elicitation with the enum schema variations of SEP-1330."""
-    return await form_result(ctx, "Please select values using different enum schema types", ENUM_FIELDS)
-
-
-async def test_missing_capability(ctx: Context) -> str:
-    """Needs the client's ``sampling`` capability: without it, -32021 (2026-07-28) or a tool error (2025-11-25)."""
-    answerable(ctx, sampling_request(SAMPLING_PROMPT))
-    return "Client declared sampling capability; proceeding."
-
-
-async def test_streaming_elicitation(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """2026-07-28: the question travels in the result (input_required), never as a request on the stream."""
-    answer = await ask_client(ctx, "user_name", name_question())
-    if isinstance(answer, mcp_types.InputRequiredResult):
-        return answer
-    return f"Hello, {answered(answer, 'name') or 'stranger'}!"
-
-
-# The 2026-07-28 input_required fixtures (SEP-2322, spec basic/patterns/mrtr): a guard tool returns an
-# InputRequiredResult the first time and reads ctx.input_responses (and ctx.request_state) on the retry.
-
-
-async def test_input_required_result_elicitation(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """One elicitation request, answered on the retry."""
-    answers = ctx.input_responses or {}
-    if "user_name" in answers:
-        return f"Hello, {answered(answers['user_name'], 'name') or 'stranger'}!"
-    return mcp_types.InputRequiredResult(input_requests={"user_name": name_question()})
-
-
-async def test_input_required_result_sampling(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """One sampling request, answered on the retry."""
-    answers = ctx.input_responses or {}
-    answer = answers.get("capital_question")
-    if isinstance(answer, mcp_types.CreateMessageResult):
-        said = answer.content.text if isinstance(answer.content, mcp_types.TextContent) else "?"
-        return f"Model said: {said}"
-    return mcp_types.InputRequiredResult(input_requests={"capital_question": sampling_request(SAMPLING_PROMPT)})
-
-
-async def test_input_required_result_list_roots(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """One roots/list request, answered on the retry."""
-    answer = (ctx.input_responses or {}).get("client_roots")
-    if isinstance(answer, mcp_types.ListRootsResult):
-        return f"Client exposed {len(answer.roots)} root(s)."
-    return mcp_types.InputRequiredResult(input_requests={"client_roots": mcp_types.ListRootsRequest()})
+def answered(answer: Any, field: str) -> Any:
+    """The value of ``field`` in an accepted elicitation answer, else None."""
+    if isinstance(answer, mcp_types.ElicitResult) and answer.action == "accept":
+        return (answer.content or {}).get(field)
+    return None
 
 
 CONFIRM = elicit_form("Please confirm", {"ok": {"type": "boolean"}}, ["ok"])
 
 
-async def test_input_required_result_request_state(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """requestState round trip: the retry must echo the state with the answer."""
-    if "confirm" in (ctx.input_responses or {}) and ctx.request_state == "request-state-nonce":
-        return "state-ok: confirmation received"
-    return mcp_types.InputRequiredResult(input_requests={"confirm": CONFIRM}, request_state="request-state-nonce")
+def new_server(name: str = SERVER_NAME) -> FastMCP:
+    """An empty server, ready for every step: instructions, a fixed version, and a key to seal requestState."""
+    # requestState is sealed by the SDK (AES-GCM under this key, with an expiry, bound to the method, the tool
+    # and its arguments): a tampered copy is refused with -32602 before any tool runs (spec basic/patterns/mrtr).
+    return FastMCP(
+        name,
+        instructions=SERVER_INSTRUCTIONS,
+        version=SERVER_VERSION,
+        request_state_security=RequestStateSecurity.ephemeral(),
+    )
 
 
-async def test_input_required_result_multiple_inputs(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """Elicitation, sampling and roots asked together, in one result."""
-    if {"user_name", "greeting", "client_roots"} <= (ctx.input_responses or {}).keys():
-        return "All inputs received."
-    asks: dict[str, mcp_types.InputRequest] = {
-        "user_name": name_question(),
-        "greeting": sampling_request("Generate a greeting", 50),
-        "client_roots": mcp_types.ListRootsRequest(),
-    }
-    return mcp_types.InputRequiredResult(input_requests=asks, request_state="multiple-inputs")
+# --- 1. content tools -------------------------------------------------------------------------------------
 
 
-async def test_input_required_result_multi_round(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """Three rounds; ``requestState`` says which round this is and carries the name from round one."""
-    state = json.loads(ctx.request_state) if ctx.request_state else {"round": 0}
-    answers = ctx.input_responses or {}
-    if state["round"] == 1 and "step1" in answers:
-        color = elicit_form("Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"])
-        next_state = {"round": 2, "name": answered(answers["step1"], "name")}
-        return mcp_types.InputRequiredResult(input_requests={"step2": color}, request_state=json.dumps(next_state))
-    if state["round"] == 2 and "step2" in answers:
-        return f"{state.get('name')} likes {answered(answers['step2'], 'color')}."
-    # Round 0, or an answer missing or out of order: ask from the start.
-    first = {"step1": name_question("Step 1: What is your name?")}
-    return mcp_types.InputRequiredResult(input_requests=first, request_state=json.dumps({"round": 1}))
+def add_simple_content(mcp: FastMCP) -> None:
+    """Two results of one content block each: text, and an image as base64 ``data`` with its ``mimeType``."""
+
+    @mcp.tool(output_schema=None)
+    def test_simple_text() -> str:
+        """Tests simple text content response."""
+        return "This is a simple text response for testing."
+
+    @mcp.tool(output_schema=None)
+    def test_image_content() -> Image:
+        """Tests image content response (a 1x1 PNG)."""
+        return Image(data=PNG_1X1, format="png")
 
 
-async def test_input_required_result_tampered_state(ctx: Context) -> str | mcp_types.InputRequiredResult:
-    """A tampered ``requestState`` never reaches this tool: the SDK unseals and verifies it first (-32602)."""
-    if ctx.request_state is None:
-        return mcp_types.InputRequiredResult(input_requests={"confirm": CONFIRM}, request_state="round-1")
-    return f"state-ok: {ctx.request_state}"
+def add_content_tools(mcp: FastMCP) -> None:
+    """Audio, an embedded resource, three blocks in one result, and a tool that fails."""
+
+    @mcp.tool(output_schema=None)
+    def test_audio_content() -> Audio:
+        """Tests audio content response (a tiny WAV)."""
+        return Audio(data=WAV_TINY, format="wav")
+
+    @mcp.tool(output_schema=None)
+    def test_embedded_resource() -> mcp_types.EmbeddedResource:
+        """Tests embedded resource content response."""
+        contents = mcp_types.TextResourceContents(
+            uri="test://embedded-resource", mime_type="text/plain", text="This is an embedded resource content."
+        )
+        return mcp_types.EmbeddedResource(type="resource", resource=contents)
+
+    @mcp.tool(output_schema=None)
+    def test_multiple_content_types() -> list[Any]:
+        """Tests response with multiple content types (text, image, resource)."""
+        data = mcp_types.TextResourceContents(
+            uri="test://mixed-content-resource", mime_type="application/json", text='{"test": "data", "value": 123}'
+        )
+        return [
+            "Multiple content types test:",
+            Image(data=PNG_1X1, format="png"),
+            mcp_types.EmbeddedResource(type="resource", resource=data),
+        ]
+
+    @mcp.tool(output_schema=None)
+    def test_error_handling() -> str:
+        """Tests error response handling: a tool execution error (``isError: true``), not a protocol error."""
+        raise ToolError("This tool intentionally returns an error for testing")
 
 
-async def test_input_required_result_capabilities(ctx: Context) -> mcp_types.InputRequiredResult:
-    """Ask only for what the client declared it can answer (sampling, elicitation)."""
-    asks: dict[str, mcp_types.InputRequest] = {}
-    if ctx.session.check_client_capability(mcp_types.ClientCapabilities(sampling={})):
-        asks["sample"] = sampling_request("Say hello", 50)
-    if ctx.session.check_client_capability(mcp_types.ClientCapabilities(elicitation={})):
-        asks["ask"] = name_question()
-    return mcp_types.InputRequiredResult(input_requests=asks, request_state="capability-gated")
+# --- 2. progress and logging ------------------------------------------------------------------------------
 
 
-CONTENT_TOOLS = [
-    test_simple_text,
-    test_image_content,
-    test_audio_content,
-    test_embedded_resource,
-    test_multiple_content_types,
-    test_error_handling,
-]
-PROGRESS_AND_LOGGING_TOOLS = [test_tool_with_progress, test_tool_with_logging, test_logging_tool]
-ASKING_TOOLS = [
-    test_sampling,
-    test_elicitation,
-    test_elicitation_sep1034_defaults,
-    test_elicitation_sep1330_enums,
-    test_missing_capability,
-    test_streaming_elicitation,
-    test_input_required_result_elicitation,
-    test_input_required_result_sampling,
-    test_input_required_result_list_roots,
-    test_input_required_result_request_state,
-    test_input_required_result_multiple_inputs,
-    test_input_required_result_multi_round,
-    test_input_required_result_tampered_state,
-    test_input_required_result_capabilities,
-]
+def add_progress(mcp: FastMCP) -> None:
+    """Progress notifications (only if the request carries a progressToken) and a tool that logs once."""
+
+    @mcp.tool(output_schema=None)
+    async def test_tool_with_progress(ctx: Context) -> str:
+        """Tests tool that reports progress notifications (0, 50, 100 of 100), if the request has a progressToken."""
+        for step in (0, 50, 100):
+            await ctx.report_progress(step, 100, f"Completed step {step} of 100")
+        return "Progress reported."
+
+    @mcp.tool(output_schema=None)
+    async def test_logging_tool(ctx: Context) -> str:
+        """Logs once: the 2026-07-28 suite checks no log reaches a request that did not ask for one."""
+        await ctx.info("Diagnostic trace logging activated")
+        return "Logging evaluated"
 
 
-# --- 4. resources -----------------------------------------------------------------------------------------
+def add_logging(mcp: FastMCP) -> None:
+    """A tool that sends three log messages while it runs."""
+
+    @mcp.tool(output_schema=None)
+    async def test_tool_with_logging(ctx: Context) -> str:
+        """Tests tool that emits log messages during execution (2025-11-25: always; 2026-07-28: only when the
+        request's ``_meta`` carries ``io.modelcontextprotocol/logLevel``, which the SDK enforces)."""
+        for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
+            await ctx.info(text)
+        return "Tool with logging executed successfully"
 
 
-def add_resources(mcp: FastMCP) -> None:
-    """A text resource, a binary one (the PNG), a template and the resource the subscription scenarios watch."""
+# --- 3. asking the client, 2025-11-25 ---------------------------------------------------------------------
+
+
+def sampling_request(text: str, max_tokens: int = 100) -> mcp_types.CreateMessageRequest:
+    """A ``sampling/createMessage`` request with one user message."""
+    message = mcp_types.SamplingMessage(role="user", content=mcp_types.TextContent(type="text", text=text))
+    return mcp_types.CreateMessageRequest(
+        params=mcp_types.CreateMessageRequestParams(messages=[message], max_tokens=max_tokens)
+    )
+
+
+def add_sampling(mcp: FastMCP) -> None:
+    """Tools that ask the client with ``ask_client`` (lesson 09): a request mid-call, or input_required."""
+
+    @mcp.tool(output_schema=None)
+    async def test_sampling(prompt: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Tests sampling: ask the client's LLM (2025-11-25 ``sampling/createMessage``; 2026-07-28 input_required)."""
+        answer = await ask_client(ctx, "sampling", sampling_request(prompt))
+        if isinstance(answer, mcp_types.InputRequiredResult):
+            return answer
+        said = answer.content.text if isinstance(answer.content, mcp_types.TextContent) else "[not text]"
+        return f"LLM response: {said}"
+
+    @mcp.tool(output_schema=None)
+    async def test_streaming_elicitation(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """2026-07-28: the question travels in the result (input_required), never as a request on the stream."""
+        answer = await ask_client(ctx, "user_name", name_question())
+        if isinstance(answer, mcp_types.InputRequiredResult):
+            return answer
+        return f"Hello, {answered(answer, 'name') or 'stranger'}!"
+
+
+def add_elicitation(mcp: FastMCP) -> None:
+    """Three forms (two fields; a default for each type; five kinds of choice) and a tool that needs sampling."""
+
+    async def form_result(ctx: Context, message: str, fields: dict[str, Any]) -> str | mcp_types.InputRequiredResult:
+        answer = await ask_client(ctx, "form", elicit_form(message, fields, []))
+        if isinstance(answer, mcp_types.InputRequiredResult):
+            return answer
+        return f"Elicitation completed: action={answer.action}, content={json.dumps(answer.content or {})}"
+
+    @mcp.tool(output_schema=None)
+    async def test_elicitation(message: str, ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Tests elicitation: ask the user for a username and an e-mail address."""
+        fields = {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        }
+        answer = await ask_client(ctx, "user", elicit_form(message, fields, ["username", "email"]))
+        if isinstance(answer, mcp_types.InputRequiredResult):
+            return answer
+        return f"User response: action={answer.action}, content={json.dumps(answer.content or {})}"
+
+    @mcp.tool(output_schema=None)
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Tests elicitation with default values for all primitive types (SEP-1034)."""
+        return await form_result(ctx, "Please provide user information", DEFAULTS_FIELDS)
+
+    @mcp.tool(output_schema=None)
+    async def test_elicitation_sep1330_enums(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Tests elicitation with the enum schema variations of SEP-1330."""
+        return await form_result(ctx, "Please select values using different enum schema types", ENUM_FIELDS)
+
+    @mcp.tool(output_schema=None)
+    async def test_missing_capability(ctx: Context) -> str:
+        """Needs the client's ``sampling`` capability: without it, -32021 (2026-07-28) or a tool error (2025-11-25)."""
+        answerable(ctx, sampling_request(SAMPLING_PROMPT))
+        return "Client declared sampling capability; proceeding."
+
+
+# --- 4. asking the client, 2026-07-28 ---------------------------------------------------------------------
+
+
+def add_input_required(mcp: FastMCP) -> None:
+    """input_required (SEP-2322, spec basic/patterns/mrtr): return the questions, read the answers on the retry."""
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_elicitation(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """One elicitation request, answered on the retry."""
+        answers = ctx.input_responses or {}
+        if "user_name" in answers:
+            return f"Hello, {answered(answers['user_name'], 'name') or 'stranger'}!"
+        return mcp_types.InputRequiredResult(input_requests={"user_name": name_question()})
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_request_state(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """requestState round trip: the retry must echo the state with the answer."""
+        if "confirm" in (ctx.input_responses or {}) and ctx.request_state == "request-state-nonce":
+            return "state-ok: confirmation received"
+        return mcp_types.InputRequiredResult(input_requests={"confirm": CONFIRM}, request_state="request-state-nonce")
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_tampered_state(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """A tampered ``requestState`` never reaches this tool: the SDK unseals and verifies it first (-32602)."""
+        if ctx.request_state is None:
+            return mcp_types.InputRequiredResult(input_requests={"confirm": CONFIRM}, request_state="round-1")
+        return f"state-ok: {ctx.request_state}"
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_capabilities(ctx: Context) -> mcp_types.InputRequiredResult:
+        """Ask only for what the client declared it can answer (sampling, elicitation)."""
+        asks: dict[str, mcp_types.InputRequest] = {}
+        if ctx.session.check_client_capability(mcp_types.ClientCapabilities(sampling={})):
+            asks["sample"] = sampling_request("Say hello", 50)
+        if ctx.session.check_client_capability(mcp_types.ClientCapabilities(elicitation={})):
+            asks["ask"] = name_question()
+        return mcp_types.InputRequiredResult(input_requests=asks, request_state="capability-gated")
+
+
+def add_more_input_required(mcp: FastMCP) -> None:
+    """Sampling and roots asked by result, three questions at once, and three rounds carried by requestState."""
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_sampling(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """One sampling request, answered on the retry."""
+        answer = (ctx.input_responses or {}).get("capital_question")
+        if isinstance(answer, mcp_types.CreateMessageResult):
+            said = answer.content.text if isinstance(answer.content, mcp_types.TextContent) else "?"
+            return f"Model said: {said}"
+        return mcp_types.InputRequiredResult(input_requests={"capital_question": sampling_request(SAMPLING_PROMPT)})
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_list_roots(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """One roots/list request, answered on the retry."""
+        answer = (ctx.input_responses or {}).get("client_roots")
+        if isinstance(answer, mcp_types.ListRootsResult):
+            return f"Client exposed {len(answer.roots)} root(s)."
+        return mcp_types.InputRequiredResult(input_requests={"client_roots": mcp_types.ListRootsRequest()})
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_multiple_inputs(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Elicitation, sampling and roots asked together, in one result."""
+        if {"user_name", "greeting", "client_roots"} <= (ctx.input_responses or {}).keys():
+            return "All inputs received."
+        asks: dict[str, mcp_types.InputRequest] = {
+            "user_name": name_question(),
+            "greeting": sampling_request("Generate a greeting", 50),
+            "client_roots": mcp_types.ListRootsRequest(),
+        }
+        return mcp_types.InputRequiredResult(input_requests=asks, request_state="multiple-inputs")
+
+    @mcp.tool(output_schema=None)
+    async def test_input_required_result_multi_round(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """Three rounds; ``requestState`` says which round this is and carries the name from round one."""
+        state = json.loads(ctx.request_state) if ctx.request_state else {"round": 0}
+        answers = ctx.input_responses or {}
+        if state["round"] == 1 and "step1" in answers:
+            color = elicit_form("Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"])
+            next_state = {"round": 2, "name": answered(answers["step1"], "name")}
+            return mcp_types.InputRequiredResult(input_requests={"step2": color}, request_state=json.dumps(next_state))
+        if state["round"] == 2 and "step2" in answers:
+            return f"{state.get('name')} likes {answered(answers['step2'], 'color')}."
+        # Round 0, or an answer missing or out of order: ask from the start.
+        first = {"step1": name_question("Step 1: What is your name?")}
+        return mcp_types.InputRequiredResult(input_requests=first, request_state=json.dumps({"round": 1}))
+
+
+# --- 5. resources -----------------------------------------------------------------------------------------
+
+
+def add_static_resources(mcp: FastMCP) -> None:
+    """Two resources with a fixed URI: text, and binary (the PNG, sent as base64 ``blob``)."""
 
     @mcp.resource("test://static-text", name="static-text", mime_type="text/plain")
     def static_text() -> str:
@@ -375,6 +385,11 @@ def add_resources(mcp: FastMCP) -> None:
         """A static binary resource (a 1x1 PNG) for testing."""
         return PNG_1X1
 
+
+def add_watched_resources(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
+    """A template, the resource the subscription scenarios watch, both eras' subscriptions, and a tool that
+    announces a change of it."""
+
     @mcp.resource("test://template/{id}/data", name="template-data", mime_type="application/json")
     def template_data(id: str) -> str:
         """A resource template with parameter substitution."""
@@ -385,52 +400,20 @@ def add_resources(mcp: FastMCP) -> None:
         """A resource that can be subscribed to for updates."""
         return "Watched resource content"
 
-
-def dynamic() -> str:
-    """A tool (and a prompt) that the trigger tools add and remove again."""
-    return "dynamic"
-
-
-def add_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
-    """2025-11-25 ``resources/subscribe`` and ``resources/unsubscribe`` (fastmcp serves neither), and the tools
-    that change lists and resources, heard on both eras' channels (2026-07-28: ``subscriptions/listen``)."""
     watchers, _ = serve_subscriptions(mcp, bus)  # lesson 07's: fastmcp serves neither era's methods
 
-    @mcp.tool
-    async def test_trigger_tool_change(ctx: Context) -> str:
-        """Changes the tool list (adds a tool, removes it again) and says so: 2026-07-28 on the open listen streams
-        that asked for tool changes, 2025-11-25 on the calling request's stream."""
-        mcp.tool(dynamic, name="test_dynamic_tool")
-        mcp.local_provider.remove_tool("test_dynamic_tool")
-        if is_modern(ctx):
-            await bus.publish(ToolsListChanged())
-        else:
-            await ctx.send_notification(mcp_types.ToolListChangedNotification())
-        return "tool list changed"
-
-    @mcp.tool
-    async def test_trigger_prompt_change(ctx: Context) -> str:
-        """Changes the prompt list (adds a prompt, removes it again) and says so."""
-        mcp.prompt(dynamic, name="test_dynamic_prompt")
-        mcp.local_provider.remove_prompt("test_dynamic_prompt")
-        if is_modern(ctx):
-            await bus.publish(PromptsListChanged())
-        else:
-            await ctx.send_notification(mcp_types.PromptListChangedNotification())
-        return "prompt list changed"
-
-    @mcp.tool
+    @mcp.tool(output_schema=None)
     async def test_trigger_resource_update() -> str:
         """Tells whoever watches test://watched-resource that it changed."""
         await announce_update(bus, watchers, WATCHED_URI)
         return "resource updated"
 
 
-# --- 5. prompts and completion ----------------------------------------------------------------------------
+# --- 6. prompts and completion ----------------------------------------------------------------------------
 
 
-def add_prompts(mcp: FastMCP) -> None:
-    """Four prompts (none, two arguments, an embedded resource, an image), one that asks first, and completion."""
+def add_simple_prompts(mcp: FastMCP) -> None:
+    """A prompt without arguments, one with two, and one that asks first (2026-07-28: any request may)."""
 
     @mcp.prompt
     def test_simple_prompt() -> str:
@@ -446,6 +429,19 @@ def add_prompts(mcp: FastMCP) -> None:
             arg2: Second test argument.
         """
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+    @mcp.prompt
+    async def test_input_required_result_prompt(ctx: Context) -> str | mcp_types.InputRequiredResult:
+        """2026-07-28: ``prompts/get`` may need input too (any request may resolve to input_required)."""
+        answer = (ctx.input_responses or {}).get("user_context")
+        if answer is not None:
+            return f"Use the following context: {answered(answer, 'context') or '?'}"
+        question = elicit_form("What context should the prompt use?", {"context": {"type": "string"}}, ["context"])
+        return mcp_types.InputRequiredResult(input_requests={"user_context": question})
+
+
+def add_rich_prompts(mcp: FastMCP) -> None:
+    """A prompt with an embedded resource, one with an image, and completion for any argument."""
 
     @mcp.prompt
     def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:
@@ -470,15 +466,6 @@ def add_prompts(mcp: FastMCP) -> None:
             Message("Please analyze the image above."),
         ]
 
-    @mcp.prompt
-    async def test_input_required_result_prompt(ctx: Context) -> str | mcp_types.InputRequiredResult:
-        """2026-07-28: ``prompts/get`` may need input too (any request may resolve to input_required)."""
-        answer = (ctx.input_responses or {}).get("user_context")
-        if answer is not None:
-            return f"Use the following context: {answered(answer, 'context') or '?'}"
-        question = elicit_form("What context should the prompt use?", {"context": {"type": "string"}}, ["context"])
-        return mcp_types.InputRequiredResult(input_requests={"user_context": question})
-
     @mcp.completion
     def complete(
         ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
@@ -490,19 +477,64 @@ def add_prompts(mcp: FastMCP) -> None:
         return [word for word in words if word.startswith(argument.value.lower())]
 
 
+# --- 7. list changes --------------------------------------------------------------------------------------
+
+
+def dynamic() -> str:
+    """A tool (and a prompt) that the trigger tools add and remove again."""
+    return "dynamic"
+
+
+def add_tool_changes(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
+    """A tool that changes the tool list and says so, on each era's channel."""
+
+    @mcp.tool(output_schema=None)
+    async def test_trigger_tool_change(ctx: Context) -> str:
+        """Changes the tool list (adds a tool, removes it again) and says so: 2026-07-28 on the open listen streams
+        that asked for tool changes, 2025-11-25 on the calling request's stream."""
+        mcp.tool(dynamic, name="test_dynamic_tool")
+        mcp.local_provider.remove_tool("test_dynamic_tool")
+        if is_modern(ctx):
+            await bus.publish(ToolsListChanged())
+        else:
+            await ctx.send_notification(mcp_types.ToolListChangedNotification())
+        return "tool list changed"
+
+
+def add_prompt_changes(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
+    """A tool that changes the prompt list and says so."""
+
+    @mcp.tool(output_schema=None)
+    async def test_trigger_prompt_change(ctx: Context) -> str:
+        """Changes the prompt list (adds a prompt, removes it again) and says so."""
+        mcp.prompt(dynamic, name="test_dynamic_prompt")
+        mcp.local_provider.remove_prompt("test_dynamic_prompt")
+        if is_modern(ctx):
+            await bus.publish(PromptsListChanged())
+        else:
+            await ctx.send_notification(mcp_types.PromptListChangedNotification())
+        return "prompt list changed"
+
+
+# --- the whole server -------------------------------------------------------------------------------------
+
+
 def build_capstone_server() -> FastMCP:
-    """A fresh capstone server: the conformance fixtures, its own listen bus and its own requestState key."""
-    # requestState is sealed by the SDK (AES-GCM under this key, with an expiry, bound to the method, the tool
-    # and its arguments): a tampered copy is refused with -32602 before any tool runs (spec basic/patterns/mrtr).
-    mcp = FastMCP(
-        SERVER_NAME,
-        instructions=SERVER_INSTRUCTIONS,
-        version=SERVER_VERSION,
-        request_state_security=RequestStateSecurity.ephemeral(),
-    )
-    for tool in [*CONTENT_TOOLS, *PROGRESS_AND_LOGGING_TOOLS, *ASKING_TOOLS]:
-        mcp.tool(tool, output_schema=None)
-    add_resources(mcp)
-    add_subscriptions(mcp, InMemorySubscriptionBus())
-    add_prompts(mcp)
+    """A fresh capstone server: every step's fixtures, its own listen bus and its own requestState key."""
+    mcp = new_server()
+    bus = InMemorySubscriptionBus()
+    add_simple_content(mcp)
+    add_content_tools(mcp)
+    add_progress(mcp)
+    add_logging(mcp)
+    add_sampling(mcp)
+    add_elicitation(mcp)
+    add_input_required(mcp)
+    add_more_input_required(mcp)
+    add_static_resources(mcp)
+    add_watched_resources(mcp, bus)
+    add_simple_prompts(mcp)
+    add_rich_prompts(mcp)
+    add_tool_changes(mcp, bus)
+    add_prompt_changes(mcp, bus)
     return mcp

@@ -1,0 +1,258 @@
+"""Lesson 13's exercises (the capstone server): what each one expects, for ``check("13.k")``.
+
+Each exercise writes one step function of the capstone server (``add_content_tools(mcp)``...). Its check builds
+the package's capstone server (:mod:`mcp_teach.servers.capstone`) with the student's function in place of that
+step's own, serves it on 127.0.0.1 and runs the official conformance suite's scenarios for the step: the suite is
+the judge, and a failure names each failing scenario with the suite's own messages and a hint.
+
+- 13.1 ``add_content_tools``: audio, an embedded resource, mixed content, a tool error (2026-07-28);
+- 13.2 ``add_logging``: log messages while a tool runs (2025-11-25, where a log needs no per-request level);
+- 13.3 ``add_elicitation``: three forms (2025-11-25) and a tool that needs sampling (2026-07-28's -32021);
+- 13.4 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28);
+- 13.5 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25);
+- 13.6 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28);
+- 13.7 ``add_prompt_changes``: a prompt list change heard on ``subscriptions/listen`` (2026-07-28).
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastmcp import FastMCP
+from mcp.server.subscriptions import InMemorySubscriptionBus
+
+from mcp_teach.conformance import WIDTH, ConformanceError, ScenarioResult, SuiteReport, check_server_at
+from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.catalogue import GRADING_VARIABLE, exercise
+from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted, described
+from mcp_teach.servers import capstone
+
+#: The capstone's steps in the order :func:`~mcp_teach.servers.capstone.build_capstone_server` adds them.
+STEPS: tuple[Callable[..., None], ...] = (
+    capstone.add_simple_content,
+    capstone.add_content_tools,
+    capstone.add_progress,
+    capstone.add_logging,
+    capstone.add_sampling,
+    capstone.add_elicitation,
+    capstone.add_input_required,
+    capstone.add_more_input_required,
+    capstone.add_static_resources,
+    capstone.add_watched_resources,
+    capstone.add_simple_prompts,
+    capstone.add_rich_prompts,
+    capstone.add_tool_changes,
+    capstone.add_prompt_changes,
+)
+#: The steps that also take the server's subscription bus.
+WITH_BUS = {"add_watched_resources", "add_tool_changes", "add_prompt_changes"}
+
+#: What to look at when a scenario fails: the fixture it calls and where the lesson shows the pattern.
+HINTS = {
+    "tools-call-audio": "test_audio_content returns Audio(data=WAV_TINY, format='wav'), as step 1 returns an Image",
+    "tools-call-embedded-resource": "return mcp_types.EmbeddedResource(type='resource', resource=TextResource"
+    "Contents(uri='test://embedded-resource', mime_type='text/plain', text=...)) with the suite's exact text",
+    "tools-call-mixed-content": "return a list: the text, an Image, an EmbeddedResource (application/json), in order",
+    "tools-call-error": "raise ToolError(...): a tool execution error is a result with isError: true, not a "
+    "JSON-RPC error",
+    "tools-call-with-logging": "test_tool_with_logging awaits ctx.info(...) three times, with the suite's three texts",
+    "tools-call-elicitation": "test_elicitation(message, ctx) asks ask_client(ctx, 'user', elicit_form(message, "
+    "{username, email}, [both required])) and reports action and content",
+    "elicitation-sep1034-defaults": "every field of DEFAULTS_FIELDS keeps its 'default'; none is required",
+    "elicitation-sep1330-enums": "send ENUM_FIELDS as they are; none is required",
+    "server-stateless": "without the sampling capability test_missing_capability must fail before it answers: "
+    "answerable(ctx, sampling_request(...)) raises -32021 in 2026-07-28 (a tool error in 2025-11-25)",
+    "input-required-result-basic-sampling": "first call: InputRequiredResult(input_requests={'capital_question': "
+    "sampling_request(SAMPLING_PROMPT)}); the retry finds a CreateMessageResult in ctx.input_responses",
+    "input-required-result-basic-list-roots": "ask {'client_roots': mcp_types.ListRootsRequest()}; the retry finds "
+    "a ListRootsResult",
+    "input-required-result-multiple-input-requests": "one InputRequiredResult holding user_name, greeting and "
+    "client_roots; answer once all three keys are in ctx.input_responses",
+    "input-required-result-multi-round": "keep the round (and the name) in requestState as JSON; round 1 asks "
+    "step1, round 2 asks step2, then answer",
+    "resources-templates-read": "@mcp.resource('test://template/{id}/data', mime_type='application/json') "
+    "returning JSON with the id",
+    "resources-subscribe": "serve_subscriptions(mcp, bus) (lesson 07) serves resources/subscribe, and "
+    "test://watched-resource must exist",
+    "resources-unsubscribe": "serve_subscriptions(mcp, bus) serves resources/unsubscribe too",
+    "prompts-get-embedded-resource": "test_prompt_with_embedded_resource(resourceUri) returns a Message holding an "
+    "EmbeddedResource for that URI, then a text Message",
+    "prompts-get-with-image": "test_prompt_with_image returns Message(Image(...).to_image_content()), then a text",
+    "completion-complete": "@mcp.completion: a function (ref, argument, context) returning the values that start "
+    "with argument.value",
+}
+PROMPT_CHANGE_HINT = (
+    "test_trigger_prompt_change adds a prompt and removes it, then publishes PromptsListChanged() on the bus "
+    "(2026-07-28) or sends a PromptListChangedNotification (2025-11-25), as test_trigger_tool_change does"
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One exercise: the step function the student writes and the scenarios that judge it, by revision."""
+
+    answer: str
+    wanted: dict[str, tuple[str, ...]]
+    hints: dict[str, str]
+
+
+def _hints(*names: str, **others: str) -> dict[str, str]:
+    return {name: HINTS[name] for name in names} | others
+
+
+EXERCISES = {
+    "13.1": Step(
+        "add_content_tools",
+        {
+            "2026-07-28": (
+                "tools-call-audio",
+                "tools-call-embedded-resource",
+                "tools-call-mixed-content",
+                "tools-call-error",
+            )
+        },
+        _hints("tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error"),
+    ),
+    "13.2": Step("add_logging", {"2025-11-25": ("tools-call-with-logging",)}, _hints("tools-call-with-logging")),
+    "13.3": Step(
+        "add_elicitation",
+        {
+            "2025-11-25": ("tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"),
+            "2026-07-28": ("server-stateless",),
+        },
+        _hints(
+            "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums", "server-stateless"
+        ),
+    ),
+    "13.4": Step(
+        "add_more_input_required",
+        {
+            "2026-07-28": (
+                "input-required-result-basic-sampling",
+                "input-required-result-basic-list-roots",
+                "input-required-result-multiple-input-requests",
+                "input-required-result-multi-round",
+            )
+        },
+        _hints(
+            "input-required-result-basic-sampling",
+            "input-required-result-basic-list-roots",
+            "input-required-result-multiple-input-requests",
+            "input-required-result-multi-round",
+        ),
+    ),
+    "13.5": Step(
+        "add_watched_resources",
+        {"2025-11-25": ("resources-templates-read", "resources-subscribe", "resources-unsubscribe")},
+        _hints("resources-templates-read", "resources-subscribe", "resources-unsubscribe"),
+    ),
+    "13.6": Step(
+        "add_rich_prompts",
+        {"2026-07-28": ("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete")},
+        _hints("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete"),
+    ),
+    "13.7": Step("add_prompt_changes", {"2026-07-28": ("server-stateless",)}, {"server-stateless": PROMPT_CHANGE_HINT}),
+}
+
+
+def server_with(name: str, function: Callable[..., None]) -> FastMCP:
+    """The capstone server with ``function`` in place of its step ``name`` (every other step the package's)."""
+    mcp, bus = capstone.new_server(), InMemorySubscriptionBus()
+    for step in STEPS:
+        add = function if step.__name__ == name else step
+        add(mcp, bus) if step.__name__ in WITH_BUS else add(mcp)
+    return mcp
+
+
+def _problems(result: ScenarioResult) -> str:
+    """What the suite said about a scenario that did not pass: each failing or warning check and its message."""
+    checks = [*result.failures, *result.warnings]
+    if not checks:
+        return "nothing ran (skipped)"
+    return "; ".join(f"{check.status.lower()} {check.id}: {check.message or '(no message)'}" for check in checks)
+
+
+def _placeholder(*arguments: Any) -> None:
+    """What a blank lesson's step function compiles to: a docstring and ``pass``."""
+
+
+def is_placeholder(function: Any) -> bool:
+    """``function`` does nothing but return None: the blank lesson's step, not yet written."""
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_code == _placeholder.__code__.co_code
+
+
+def judge(check: Checker, step: Step, function: Any) -> list[SuiteReport]:
+    """Run the step's scenarios against the capstone with ``function``; a failed check names each scenario that
+    did not pass (a warning counts: the capstone passes without one) with the suite's words and a hint.
+
+    A blank step (still the placeholder) fails the same way in a lesson, so the student sees what the suite
+    expects; while grading it is *not attempted*, as a blank exercise of any other lesson is."""
+    check.function(function, step.answer, hint=f"{step.answer} is a function taking the server (def {step.answer})")
+    if is_placeholder(function) and os.environ.get(GRADING_VARIABLE):
+        raise ExerciseNotAttempted(
+            f"Exercise {check.exercise_id} — not attempted yet: write the body of {step.answer} in the cell above, "
+            "run that cell, then run this one again."
+        )
+    server = check.runs(
+        server_with,
+        step.answer,
+        function,
+        what=f"building the server with your {step.answer}",
+        expected="it adds its fixtures without an error",
+        hint="the error names the line; a name used twice (two tools called alike) is a common one",
+    )
+    try:
+        reports = run_sync(check_server_at(server, step.wanted))
+    except ConformanceError as error:
+        check.fail("running the conformance suite", "it runs", described(error), "the message says what to fix")
+    wanted = sum(len(names) for names in step.wanted.values())
+    failing = [(report.revision, result) for report in reports for result in report.scored if result.status != "PASS"]
+    if failing:
+        what = f"the conformance suite's {wanted} scenario{'s' * (wanted != 1)} for {step.answer}"
+        expected = f"all {wanted} pass: " + "; ".join(
+            f"{rev}: {', '.join(names)}" for rev, names in step.wanted.items()
+        )
+        found = f"{wanted - len(failing)} of {wanted} pass"
+        lines = [f"Exercise {check.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}"]
+        for revision, result in failing:
+            said = f"{result.scenario} ({revision}) {result.status}: {_problems(result)}"
+            lines += textwrap.wrap(
+                said, WIDTH, initial_indent="    ", subsequent_indent="        ", break_on_hyphens=False
+            )
+            lines += textwrap.wrap(
+                f"hint: {step.hints[result.scenario]}",
+                WIDTH,
+                initial_indent="      ",
+                subsequent_indent="        ",
+                break_on_hyphens=False,
+            )
+        hints = " / ".join(f"{result.scenario}: {step.hints[result.scenario]}" for _, result in failing)
+        details = " ".join(
+            f"{result.scenario} ({rev}) {result.status}: {_problems(result)}." for rev, result in failing
+        )
+        message = f"Exercise {check.exercise_id} — {what}: expected {expected}, found {found}. {details} Hint: {hints}"
+        raise ExerciseFailed(message, tuple(lines))
+    return reports
+
+
+def _passed(reports: list[SuiteReport]) -> str:
+    """The scenarios that passed, per revision, wrapped to fit a lesson's output."""
+    text = "; ".join(f"{report.revision}: {', '.join(r.scenario for r in report.scored)}" for report in reports)
+    return textwrap.fill(f"PASS {text}", WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _register(exercise_id: str) -> None:
+    step = EXERCISES[exercise_id]
+
+    @exercise(exercise_id, answers=(step.answer,))
+    def step_passes(check: Checker, function: Any) -> None:
+        print(_passed(judge(check, step, function)))
+
+
+for _exercise_id in EXERCISES:
+    _register(_exercise_id)

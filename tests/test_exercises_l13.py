@@ -1,0 +1,161 @@
+"""mcp_teach.exercises.l13: the solved lesson's own answers pass the conformance suite's scenarios, and a blank or
+wrong step fails naming each failing scenario with the suite's own message and a hint.
+
+The right answers are not retyped here: each test runs the code of the exercise's solution cell in
+``notebooks/solutions/13_capstone.ipynb``, in a namespace holding what the lesson defined before it. The checks run
+the pinned official suite (Node 22+); without Node they are skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mcp_types
+import pytest
+from exercise_support import SolvedLesson, assert_not_attempted, failed_with
+from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
+from fastmcp.utilities.types import Image
+
+from mcp_teach.conformance import ConformanceError, find_node
+from mcp_teach.exercises import check
+from mcp_teach.exercises.catalogue import GRADING_VARIABLE
+from mcp_teach.exercises.check import ExerciseNotAttempted
+from mcp_teach.exercises.l13 import EXERCISES, is_placeholder
+from mcp_teach.servers import capstone
+from mcp_teach.servers.assistant import ask_client, is_modern
+
+LESSON = SolvedLesson(
+    "13_capstone.ipynb",
+    {
+        "Context": Context,
+        "FastMCP": FastMCP,
+        "Image": Image,
+        "answered": capstone.answered,
+        "ask_client": ask_client,
+        "dynamic": capstone.dynamic,
+        "is_modern": is_modern,
+        "mcp_types": mcp_types,
+        "name_question": capstone.name_question,
+        "sampling_request": capstone.sampling_request,
+    },
+)
+
+
+@pytest.fixture(scope="module")
+def node_folder() -> Path:
+    try:
+        return find_node()
+    except ConformanceError as error:
+        pytest.skip(str(error))
+
+
+def blank(mcp: FastMCP, bus: object = None) -> None:
+    """What a blank exercise cell defines: a step that adds nothing."""
+
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    assert_not_attempted(exercise_id, capsys, monkeypatch)
+
+
+def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
+    assert LESSON.assert_answers_defined_nowhere_else() == list(EXERCISES)
+
+
+def test_each_answer_is_the_package_step_it_replaces() -> None:
+    assert [step.answer for step in EXERCISES.values()] == [
+        "add_content_tools",
+        "add_logging",
+        "add_elicitation",
+        "add_more_input_required",
+        "add_watched_resources",
+        "add_rich_prompts",
+        "add_prompt_changes",
+    ]
+    assert all(callable(getattr(capstone, step.answer)) for step in EXERCISES.values())
+
+
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_the_lesson_solution_passes(exercise_id: str, node_folder: Path, run, capsys) -> None:
+    namespace = run(LESSON.run_solution, exercise_id)
+    check(exercise_id, namespace)
+    out = capsys.readouterr().out
+    wanted = [name for names in EXERCISES[exercise_id].wanted.values() for name in names]
+    assert out.startswith("PASS ") and f"✔ Exercise {exercise_id} passed" in out
+    assert all(name in out.replace("\n  ", " ") for name in wanted)
+
+
+def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_folder: Path) -> None:
+    message = failed_with(
+        "13.1",
+        {"add_content_tools": blank},
+        "1 of 4 pass",  # tools-call-error passes blank: an unknown tool is an error too
+        "tools-call-audio (2026-07-28) FAIL: failure tools-call-audio: No audio content found",
+        "tools-call-mixed-content (2026-07-28) FAIL",
+        "Audio(data=WAV_TINY",
+    )
+    assert "tools-call-error (2026-07-28)" not in message
+
+
+def test_a_tool_error_sent_as_a_normal_result_fails_tools_call_error(node_folder: Path) -> None:
+    def without_is_error(mcp: FastMCP) -> None:
+        capstone.add_content_tools(mcp)
+        mcp.local_provider.remove_tool("test_error_handling")
+
+        @mcp.tool(output_schema=None)
+        def test_error_handling() -> str:
+            """Says it failed, but in a normal result."""
+            return "This tool intentionally returns an error for testing"
+
+    failed_with(
+        "13.1", {"add_content_tools": without_is_error}, "3 of 4 pass", "tools-call-error (2026-07-28) FAIL", "isError"
+    )
+
+
+def test_a_missing_capability_that_proceeds_fails_server_stateless(node_folder: Path) -> None:
+    def proceeds(mcp: FastMCP) -> None:
+        capstone.add_elicitation(mcp)
+        mcp.local_provider.remove_tool("test_missing_capability")
+
+        @mcp.tool(output_schema=None)
+        async def test_missing_capability(ctx: Context) -> str:
+            """Does not check the client's capabilities."""
+            return "proceeding"
+
+    failed_with(
+        "13.3",
+        {"add_elicitation": proceeds},
+        "3 of 4 pass",
+        "server-stateless (2026-07-28) FAIL",
+        "it MUST reject with -32021",
+        "answerable(ctx, sampling_request",
+    )
+
+
+def test_a_missing_prompt_change_is_a_warning_and_fails(node_folder: Path) -> None:
+    failed_with(
+        "13.7",
+        {"add_prompt_changes": blank},
+        "server-stateless (2026-07-28) WARN",
+        "no notifications/prompts/list_changed arrived",
+        "PromptsListChanged()",
+    )
+
+
+def test_while_grading_a_blank_step_is_not_attempted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(GRADING_VARIABLE, "autograde")
+    with pytest.raises(ExerciseNotAttempted, match=r"13\.4 — not attempted yet: write the body of add_more_input"):
+        check("13.4", {"add_more_input_required": blank})
+    assert not is_placeholder(capstone.add_more_input_required)
+
+
+def test_a_step_that_raises_is_reported_before_the_suite_runs() -> None:
+    def broken(mcp: FastMCP, bus: object) -> None:
+        raise ToolError("typo in a decorator")
+
+    failed_with("13.5", {"add_watched_resources": broken}, "building the server", "ToolError: typo in a decorator")
+
+
+def test_an_answer_that_is_not_a_function_fails() -> None:
+    failed_with("13.2", {"add_logging": "add_logging"}, "add_logging", "a function")
