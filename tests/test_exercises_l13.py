@@ -10,12 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mcp_types
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
-from fastmcp.utilities.types import Image
 
 from mcp_teach.conformance import ConformanceError, find_node
 from mcp_teach.exercises import check
@@ -23,22 +21,11 @@ from mcp_teach.exercises.catalogue import GRADING_VARIABLE
 from mcp_teach.exercises.check import ExerciseNotAttempted
 from mcp_teach.exercises.l13 import EXERCISES, is_placeholder
 from mcp_teach.servers import capstone
-from mcp_teach.servers.assistant import ask_client, is_modern
 
 LESSON = SolvedLesson(
     "13_capstone.ipynb",
-    {
-        "Context": Context,
-        "FastMCP": FastMCP,
-        "Image": Image,
-        "answered": capstone.answered,
-        "ask_client": ask_client,
-        "dynamic": capstone.dynamic,
-        "is_modern": is_modern,
-        "mcp_types": mcp_types,
-        "name_question": capstone.name_question,
-        "sampling_request": capstone.sampling_request,
-    },
+    # By the exercises every step's imports and data are defined: the lesson's cells are the module's statements.
+    lambda: dict(vars(capstone)),
 )
 
 
@@ -60,7 +47,7 @@ def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.Capt
 
 
 def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
-    assert LESSON.assert_answers_defined_nowhere_else() == list(EXERCISES)
+    assert LESSON.assert_answers_defined_nowhere_else() == [*EXERCISES, "13.8"]
 
 
 def test_each_answer_is_the_package_step_it_replaces() -> None:
@@ -90,12 +77,12 @@ def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_fol
     message = failed_with(
         "13.1",
         {"add_content_tools": blank},
-        "1 of 4 pass",  # tools-call-error passes blank: an unknown tool is an error too
-        "tools-call-audio (2026-07-28) FAIL: failure tools-call-audio: No audio content found",
+        "0 of 4 pass",
+        "tools-call-audio (2026-07-28) FAIL: failure tools-call-audio: Failed: Unknown tool: 'test_audio_content'",
         "tools-call-mixed-content (2026-07-28) FAIL",
         "Audio(data=WAV_TINY",
     )
-    assert "tools-call-error (2026-07-28)" not in message
+    assert "tools-call-error (2026-07-28) FAIL" in message  # an unknown tool is -32602, no isError result
 
 
 def test_a_tool_error_sent_as_a_normal_result_fails_tools_call_error(node_folder: Path) -> None:

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from fastmcp import Client, FastMCP
+from support import recorded_text
 
 from mcp_teach.servers.github_facts import add_github_tool, stored_responses
 from mcp_teach.servers.github_replay import GitHubReplay
 from mcp_teach.wire.capture import CaptureTransport
-from tests.support import recorded_text
 
 TOKEN = "ghp_NotARealTokenButShapedLikeOne1234567"
 KNOWN = "modelcontextprotocol/python-sdk"

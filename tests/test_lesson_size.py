@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks" / "lesson_size.py"
 SOLVED = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
 #: Lessons whose core is still being cut to size: each must still be over (remove it here when it is not).
-OVER_FOR_NOW: set[str] = set()
+#: Lesson 13 holds seven conformance steps (each an exercise) and a web-API tool, its tests and shipping: its words
+#: (with the exercises') are over the budget until it is split into two sittings.
+OVER_FOR_NOW: set[str] = {"13_capstone"}
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from mcp_teach.conformance import WIDTH, ConformanceError, ScenarioResult, Suite
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, exercise
 from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted, described
+from mcp_teach.exercises.l13_ship import ANSWERS, refusal_explained
 from mcp_teach.servers import capstone
 
 #: The capstone's steps in the order :func:`~mcp_teach.servers.capstone.build_capstone_server` adds them.
@@ -256,3 +257,7 @@ def _register(exercise_id: str) -> None:
 
 for _exercise_id in EXERCISES:
     _register(_exercise_id)
+
+
+# Exercise 13.8 (section 9, the GitHub tool) is not a conformance step: its check lives beside the tool's.
+exercise("13.8", answers=ANSWERS)(refusal_explained)

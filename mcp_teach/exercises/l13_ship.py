@@ -4,7 +4,7 @@
 repository blocked, e.g. by a DMCA takedown) into a ToolError that names the status, the legal reason and the
 repository, and leave every other refusal to ``github_error``. The check asks the loopback replay of GitHub for
 real responses (451, 403 rate-limited, 403 forbidden, 404) and judges what the function returns for each.
-Register it with ``exercise("13.8", answers=ANSWERS)(refusal_explained)``.
+``mcp_teach.exercises.l13`` registers it beside the conformance steps.
 """
 
 from __future__ import annotations

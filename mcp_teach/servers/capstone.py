@@ -41,7 +41,10 @@ from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
 
 from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
+from mcp_teach.servers.github_facts import add_github_tool
 from mcp_teach.servers.knowledge import announce_update, serve_subscriptions
+from mcp_teach.servers.lookup_errors import explain_unknown_names
 
 SERVER_NAME = "mcp-teach-capstone"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -118,15 +121,18 @@ CONFIRM = elicit_form("Please confirm", {"ok": {"type": "boolean"}}, ["ok"])
 
 
 def new_server(name: str = SERVER_NAME) -> FastMCP:
-    """An empty server, ready for every step: instructions, a fixed version, and a key to seal requestState."""
+    """An empty server, ready for every step: instructions, a fixed version, a key to seal requestState, and
+    unknown names answered as the spec says (-32602: ExplainingFastMCP for tools, lesson 03; explain_unknown_names
+    for prompts and resources, lesson 07) rather than fastmcp's isError result."""
     # requestState is sealed by the SDK (AES-GCM under this key, with an expiry, bound to the method, the tool
     # and its arguments): a tampered copy is refused with -32602 before any tool runs (spec basic/patterns/mrtr).
-    return FastMCP(
+    server = ExplainingFastMCP(
         name,
         instructions=SERVER_INSTRUCTIONS,
         version=SERVER_VERSION,
         request_state_security=RequestStateSecurity.ephemeral(),
     )
+    return explain_unknown_names(server)
 
 
 # --- 1. content tools -------------------------------------------------------------------------------------
@@ -520,7 +526,8 @@ def add_prompt_changes(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
 
 
 def build_capstone_server() -> FastMCP:
-    """A fresh capstone server: every step's fixtures, its own listen bus and its own requestState key."""
+    """A fresh capstone server: every step's fixtures, the GitHub tool (section 9), its own listen bus and its
+    own requestState key."""
     mcp = new_server()
     bus = InMemorySubscriptionBus()
     add_simple_content(mcp)
@@ -537,4 +544,5 @@ def build_capstone_server() -> FastMCP:
     add_rich_prompts(mcp)
     add_tool_changes(mcp, bus)
     add_prompt_changes(mcp, bus)
+    add_github_tool(mcp)
     return mcp
