@@ -19,6 +19,7 @@ import psutil
 import pytest
 from exercise_support import demo_lesson, fill, plain_notebook, write
 from nbformat.v4 import new_code_cell
+from support import HANG_TIMEOUT
 
 from mcp_teach import cli
 from mcp_teach.authoring import lesson_notebooks
@@ -46,8 +47,8 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def gone(pid: int) -> bool:
-    """True once ``pid`` has exited (a zombie waiting for init counts as exited)."""
-    deadline = time.monotonic() + 10
+    """True once ``pid`` has exited (a zombie waiting for init counts as exited); waits for it to exit."""
+    deadline = time.monotonic() + HANG_TIMEOUT
     while time.monotonic() < deadline:
         try:
             if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
@@ -256,18 +257,33 @@ def test_ctrl_c_stops_grading_and_the_kernel(tmp_path):
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     started = tmp_path / "started"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_TIMEOUT  # the kernel starts and runs two cells: slow on a busy machine
     while not started.exists() or not started.read_text():
-        assert grader.poll() is None and time.monotonic() < deadline, grader.communicate()
+        if grader.poll() is not None or time.monotonic() > deadline:
+            grader.kill()
+            raise AssertionError(f"the kernel never ran the cell that starts a child: {grader.communicate()}")
         time.sleep(0.1)
     family = psutil.Process(grader.pid).children(recursive=True)
     grader.send_signal(signal.SIGINT)
-    _, stderr = grader.communicate(timeout=60)
+    _, stderr = grader.communicate(timeout=HANG_TIMEOUT)
     assert grader.returncode == 130
     assert stderr.splitlines()[-1] == "mcp-teach grade: interrupted, no report written"
     assert int(started.read_text()) in [p.pid for p in family]  # the kernel's child was seen, and is gone
     assert all(gone(process.pid) for process in family)
     assert not (tmp_path / "grades.csv").exists()
+
+
+def test_a_graded_lesson_leaves_no_scratch_folder_though_its_kernel_is_killed(tmp_path):
+    notebook = demo_lesson()
+    made = "from mcp_teach.lessons.scratch import scratch_folder\nopen('made', 'w').write(str(scratch_folder('notes')))"
+    notebook.cells[2:2] = [new_code_cell(made)]
+    write(notebook, tmp_path / "01_demo.ipynb")
+    limits = Limits(cell_timeout=HANG_TIMEOUT, time_limit=900)
+    graded = grade_notebook(tmp_path / "01_demo.ipynb", "01_demo.ipynb", limits)
+    assert {grade.result for grade in graded.grades} == {PASS}
+    folder = Path((tmp_path / "made").read_text())
+    assert folder.parent.parent.name.startswith("mcp-teach-grading-")  # the kernel's own temporary folder
+    assert not folder.parent.parent.exists()  # removed, with the scratch folder the lesson made in it
 
 
 def test_a_missing_path_is_a_usage_error(tmp_path):

@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from support import HANG_TIMEOUT
+
 MCP_TEACH = shutil.which("mcp-teach") or str(Path(__file__).resolve().parent.parent / ".venv" / "bin" / "mcp-teach")
 
 
@@ -22,7 +24,7 @@ def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
         env={**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")},
     )
     seen = []
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_TIMEOUT
     try:
         for line in lab.stdout:
             seen.append(line)
@@ -32,9 +34,11 @@ def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
         assert seen[0].startswith("Opening JupyterLab; stop it with Ctrl-C")
     finally:
         lab.send_signal(signal.SIGTERM)
-        lab.wait(timeout=30)
+        lab.wait(timeout=HANG_TIMEOUT)
 
 
 def test_a_missing_folder_names_the_fix(tmp_path):
-    result = subprocess.run([MCP_TEACH, "lab", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [MCP_TEACH, "lab", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=HANG_TIMEOUT
+    )
     assert result.returncode == 2 and "run it from the course's folder" in result.stdout
