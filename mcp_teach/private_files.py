@@ -2,10 +2,13 @@
 
 One way to make them, used by every layer that writes one: created 0600, an existing file made 0600, a symbolic
 link planted at the path not followed, and nothing but a regular file accepted (a FIFO would block a writer).
+A file that every run appends to (the stdio servers' log, a tap's recording) is kept bounded by
+:func:`rotate_if_over` before each run writes to it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from pathlib import Path
@@ -38,4 +41,16 @@ def open_private(path: Path, mode: str = "ab", *, encoding: str | None = None) -
 def make_private(path: Path) -> Path:
     """Create ``path`` or check the one there (see :func:`private_descriptor`), for a process that opens it by name."""
     os.close(private_descriptor(path))
+    return path
+
+
+def rotate_if_over(path: Path, limit: int) -> Path:
+    """Move ``path`` to ``<name>.1`` (replacing the older one) if it has grown past ``limit`` bytes; return ``path``.
+
+    Called before a run appends, so the two files hold at most ``limit`` bytes plus two runs' worth. A path that
+    cannot be moved is left as it is: the run still writes, and the next one tries again.
+    """
+    with contextlib.suppress(OSError):
+        if path.lstat().st_size > limit:
+            path.replace(path.with_name(path.name + ".1"))
     return path

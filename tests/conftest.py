@@ -18,12 +18,10 @@ from typing import Any
 import anyio
 import psutil
 import pytest
+from support import HANG_TIMEOUT
 
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
-
-#: Generous limit that only stops a hung test; nothing asserts on how long anything takes.
-HANG_TIMEOUT = 60
 
 
 def _run_async(function: Callable[..., Any], *args: Any, timeout: float = HANG_TIMEOUT) -> Any:
@@ -86,25 +84,40 @@ class CliServer:
             env=env or _clean_env(),
         )
         self.stderr_lines: list[str] = []
-        self._url_seen = threading.Event()
+        self._stderr_ended = False
+        self._new_line = threading.Condition()
         self._reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._reader.start()
 
     def _read_stderr(self) -> None:
         for line in self.process.stderr:
-            self.stderr_lines.append(line)
-            if self.URL.search(line):
-                self._url_seen.set()
-        self._url_seen.set()  # the process ended: stop waiting
+            with self._new_line:
+                self.stderr_lines.append(line)
+                self._new_line.notify_all()
+        with self._new_line:
+            self._stderr_ended = True  # the process ended: stop waiting
+            self._new_line.notify_all()
+
+    def matches(self, pattern: re.Pattern[str], count: int = 1) -> list[re.Match[str]]:
+        """The first ``count`` matches of ``pattern`` in stderr, once printed; fails if the process ends first."""
+
+        def found() -> list[re.Match[str]]:
+            return [match for line in self.stderr_lines if (match := pattern.search(line))]
+
+        with self._new_line:
+            printed = self._new_line.wait_for(lambda: len(found()) >= count or self._stderr_ended, HANG_TIMEOUT)
+            matches = found()
+        assert printed and len(matches) >= count, f"{count} x {pattern.pattern!r} not printed: {self.stderr}"
+        return matches[:count]
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
 
     @property
     def url(self) -> str:
         """The URL the server printed on stderr (waits until it did)."""
-        assert self._url_seen.wait(HANG_TIMEOUT), "server printed no URL"
-        for line in self.stderr_lines:
-            if match := self.URL.search(line):
-                return match.group(1)
-        raise AssertionError(f"server exited without printing a URL: {''.join(self.stderr_lines)}")
+        return self.matches(self.URL)[0].group(1)
 
     def stop(self, signum: int = signal.SIGTERM) -> tuple[int, str, str]:
         """Send ``signum``, wait for the exit; returns (exit code, stdout, stderr)."""
@@ -210,7 +223,7 @@ def no_child_processes_left():
     """After each test module, no process started by the tests is still running (or unreaped)."""
     yield
     me = psutil.Process()
-    deadline = time.monotonic() + 10  # only lets exiting children finish; a survivor fails the check
+    deadline = time.monotonic() + HANG_TIMEOUT  # only lets exiting children finish; a survivor fails the check
     while (children := me.children(recursive=True)) and time.monotonic() < deadline:
         time.sleep(0.05)
     described = [

@@ -31,12 +31,12 @@ from typing import Any
 
 import httpx2
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+from support import HANG_TIMEOUT
 
 from mcp_teach.lessons.l03_errors import PROTOCOL_VERSION, raw_request
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.sse import sse_events
 
-HANG_TIMEOUT = 60  # only stops a hung test
 PEERS = ("stdio", "sse", "streamable-http", "streamable-http-legacy")
 LEGACY_VERSION = "2025-11-25"
 #: Every error code the calculator may answer a frame with: JSON-RPC's own and the MCP-defined ones a bad

@@ -21,7 +21,7 @@ from fastmcp.client.elicitation import ElicitResult
 from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, ToolsListChanged
-from support import CONNECTION_MODE_IDS, CONNECTION_MODES
+from support import CONNECTION_MODE_IDS, CONNECTION_MODES, HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers.assistant import LOG_LEVELS, NOTES, build_assistant_server
@@ -133,11 +133,11 @@ async def every_feature(connection: str, mode: str) -> dict[str, Any]:
                 async with listen(client.session, tools_list_changed=True) as subscription:
                     outcome["honored"] = subscription.honored
                     outcome["added"] = text(await client.call_tool("add_shout_tool", {}))
-                    with anyio.fail_after(10):
+                    with anyio.fail_after(HANG_TIMEOUT):
                         outcome["event"] = await subscription.__anext__()
             else:
                 outcome["added"] = text(await client.call_tool("add_shout_tool", {}))
-                with anyio.fail_after(10):
+                with anyio.fail_after(HANG_TIMEOUT):
                     while "notifications/tools/list_changed" not in user.notified:
                         await anyio.sleep(0.01)
             outcome["tools_after"] = [tool.name for tool in await client.list_tools()]
@@ -271,7 +271,7 @@ async def cancel_a_slow_call(connection: str, mode: str) -> dict[str, Any]:
             await client.list_tools()
             with anyio.move_on_after(0.5) as scope:  # the caller gives up: the SDK sends notifications/cancelled
                 await client.call_tool("wait_for", {"seconds": 30})
-            with anyio.fail_after(10):  # the server unwinds the call; a later request sees the board
+            with anyio.fail_after(HANG_TIMEOUT):  # the server unwinds the call; a later request sees the board
                 while (jobs := json.loads(text(await client.call_tool("active_jobs", {}))))["running"]:
                     await anyio.sleep(0.02)
             done = text(await client.call_tool("wait_for", {"seconds": 0}))
@@ -317,7 +317,7 @@ def raw_stdio(lines: list[dict[str, Any]], tmp_path) -> list[dict[str, Any]]:
         input=data,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_TIMEOUT,
         env={**PLAIN_LOGS, "PATH": "/usr/bin:/bin"},
         cwd=tmp_path,
     )
@@ -377,7 +377,7 @@ def test_modern_stdio_server_writes_no_request_and_the_retry_completes(tmp_path)
         server.stdin.close()
         replies = {reply["id"]: reply for reply in map(json.loads, server.stdout.read().splitlines())}
     finally:
-        server.wait(timeout=60)
+        server.wait(timeout=HANG_TIMEOUT)
     assert sorted(replies) == [2, 3]  # nothing but the two answers: no elicitation/create on stdout
     assert replies[2]["result"]["content"][0]["text"] == "Deleted the note 'todo'."
     assert "error" in replies[3]  # a tampered requestState is refused before the tool runs
@@ -464,6 +464,6 @@ def test_served_by_name_like_the_others():
         [*PYTHON_M, "--server", "assistant", "--transport", "stdio", "--token", "t" * 32],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_TIMEOUT,
     )
     assert refused.returncode == 2 and "--token protects an HTTP server" in refused.stderr

@@ -11,13 +11,13 @@ import os
 import re
 import signal
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import psutil
 import pytest
 from mcp.shared.exceptions import MCPError
+from support import HANG_TIMEOUT
 
 from mcp_teach import cli
 from mcp_teach.client import teaching_client
@@ -30,19 +30,12 @@ STREAMABLE = ["--transport", "streamable-http", "--port", "0"]
 BENCHMARK = Path(__file__).resolve().parents[1] / "benchmarks" / "classroom_load.py"
 TOKEN = "class-mode-token-0123"
 WORKERS = 2
-HANG_TIMEOUT = 60  # only stops a hung test
 READY = re.compile(rf"{WORKER_READY} (\d+) ready")
 
 
 def worker_pids(server, count: int) -> list[int]:
-    """The pids of the ``count`` workers, once each has said it is ready (waits for the URL first)."""
-    assert server.url
-    deadline = time.monotonic() + HANG_TIMEOUT
-    while len(pids := [int(m.group(1)) for line in server.stderr_lines if (m := READY.search(line))]) < count:
-        assert server.process.poll() is None, "".join(server.stderr_lines)
-        assert time.monotonic() < deadline, f"workers not ready: {''.join(server.stderr_lines)}"
-        time.sleep(0.05)
-    return pids
+    """The pids of the ``count`` workers, once each has said it is ready."""
+    return [int(match.group(1)) for match in server.matches(READY, count)]
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from support import refuses_connections
+from support import HANG_TIMEOUT, refuses_connections
 
 from mcp_teach import cli, serve
 from mcp_teach.client import teaching_client
@@ -25,7 +25,6 @@ from mcp_teach.config import is_loopback
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))  # the console script installed next to the interpreter
-HANG_TIMEOUT = 60  # only stops a hung test
 PYTHON_M = [PYTHON, "-m", "mcp_teach.serve"]
 MCP_TEACH_SERVE = [MCP_TEACH, "serve"]
 TOOL_NAMES = ["calculator_add", "calculator_subtract", "calculator_multiply", "calculator_divide"]

@@ -21,6 +21,7 @@ import anyio
 import psutil
 import pytest
 from fastmcp import Client
+from support import HANG_TIMEOUT
 
 from mcp_teach import cli, conformance
 from mcp_teach.conformance import (
@@ -76,7 +77,7 @@ def own_temp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def no_children_left() -> list[str]:
     """This process's descendants still alive (npx, node): there should be none once a run is over."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG_TIMEOUT  # returns as soon as they are gone
     while True:
         alive = [child for child in psutil.Process().children(recursive=True) if child.is_running()]
         alive = [child for child in alive if child.status() != psutil.STATUS_ZOMBIE]

@@ -14,6 +14,7 @@ import httpx2
 import mcp_types as types
 import pytest
 from raw_peers import StdioPeer, http_server
+from support import HANG_TIMEOUT
 
 from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.transports.envelope import ENVELOPE_KEYS, MODERN, stdio_refusal
@@ -130,7 +131,7 @@ def test_a_bare_line_piped_into_the_server_gets_one_explained_answer(clean_env):
         capture_output=True,
         text=True,
         env=clean_env(),
-        timeout=60,
+        timeout=HANG_TIMEOUT,
     )
     (line,) = finished.stdout.splitlines()
     assert json.loads(line)["error"]["message"].startswith("Invalid params: tools/list has no _meta")

@@ -151,8 +151,8 @@ def listening_sockets(pid: int | None = None) -> frozenset[tuple[str, int]]:
 
 
 def assert_nothing_left(before: Holdings) -> None:
-    """Compare with ``before``, once exiting children are reaped and finishing threads gone (10 s at most)."""
-    deadline = time.monotonic() + 10
+    """Compare with ``before``, once exiting children are reaped and finishing threads gone (waits for them)."""
+    deadline = time.monotonic() + HANG_TIMEOUT
     while not (after := Holdings.now()).settled_since(before) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not after.children, f"child processes left: {after.children}"

@@ -22,7 +22,7 @@ from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from support import CONNECTION_MODE_IDS, CONNECTION_MODES
+from support import CONNECTION_MODE_IDS, CONNECTION_MODES, HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers import knowledge_base as kb
@@ -321,7 +321,7 @@ def test_calculator_stays_the_default_and_an_unknown_server_is_refused(run, cli_
 
     assert run(names)[0] == "calculator_add"
     assert server.stop()[2].startswith("mcp-teach calculator: sse on")
-    refused = subprocess.run([*PYTHON_M, "--server", "weather"], capture_output=True, text=True, timeout=60)
+    refused = subprocess.run([*PYTHON_M, "--server", "weather"], capture_output=True, text=True, timeout=HANG_TIMEOUT)
     assert refused.returncode == 2
     assert "invalid choice: 'weather' (choose from 'calculator', 'knowledge'" in refused.stderr
 
@@ -332,7 +332,9 @@ def test_stdio_serving_imports_only_the_chosen_server():
         "by_name.build_server('calculator');"
         "print(sorted(m for m in sys.modules if m.startswith('mcp_teach.servers.')))"
     )
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_TIMEOUT, check=True
+    )
     assert "knowledge" not in loaded.stdout
     assert "mcp_teach.servers.calculator" in loaded.stdout
 

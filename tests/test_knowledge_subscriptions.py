@@ -16,6 +16,7 @@ from fastmcp import FastMCP
 from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY, ResourceUpdated
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers.knowledge import ERRATA_URI, add_errata, build_knowledge_server
@@ -66,7 +67,7 @@ def test_modern_listen_acknowledges_then_stamps_the_update_and_the_client_cancel
         async with teaching_client(capture) as client:
             async with listen(client.session, resource_subscriptions=[ERRATA_URI]) as stream:
                 await client.call_tool("report_erratum", REPORT)
-                with anyio.fail_after(5):
+                with anyio.fail_after(HANG_TIMEOUT):
                     event = await stream.__anext__()
             page = await client.read_resource(ERRATA_URI)
         return {"event": event, "id": stream.subscription_id, "page": page[0].text, "capture": capture}
@@ -96,7 +97,7 @@ def test_modern_server_close_is_a_graceful_result_not_a_cancellation():
             wanted = [ERRATA_URI, "docs://nope"]
             async with listen(client.session, tools_list_changed=True, resource_subscriptions=wanted) as stream:
                 streams.close()
-                with anyio.fail_after(5):
+                with anyio.fail_after(HANG_TIMEOUT):
                     after = [event async for event in stream]
         return {"honored": stream.honored, "after": after, "id": stream.subscription_id, "capture": capture}
 
@@ -129,7 +130,7 @@ def test_modern_listen_over_streamable_http_delivers_the_update():
         async with serve_http("streamable-http", server=server) as url, teaching_client(url) as client:
             async with listen(client.session, resource_subscriptions=[ERRATA_URI]) as stream:
                 await client.call_tool("report_erratum", REPORT)
-                with anyio.fail_after(5):
+                with anyio.fail_after(HANG_TIMEOUT):
                     event = await stream.__anext__()
             unwatched = await client.call_tool("report_erratum", REPORT)
         return [event, unwatched.content[0].text]

@@ -8,6 +8,7 @@ from typing import Any
 
 import anyio
 import ipywidgets as widgets
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l09_server_requests import in_background, schema_form
@@ -105,7 +106,7 @@ def test_without_a_script_the_call_waits_for_a_click(run) -> None:
                 return text(await client.call_tool("convert_length", {"value": 1}))
 
         job = in_background(convert())
-        with anyio.fail_after(10):
+        with anyio.fail_after(HANG_TIMEOUT):
             while not user.forms:
                 await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)

@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from mcp.client.subscriptions import listen
 from mcp.shared.exceptions import MCPError
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l12_oauth import oauth_server, token_by_hand
@@ -42,7 +43,7 @@ def rug_pull(mode: str, *, listening: bool) -> list[dict]:
                 subscription = await streams.enter_async_context(listen(client.session, tools_list_changed=True))
             await client.call_tool("add", {"a": 1, "b": 1})
             if subscription is not None:
-                with anyio.fail_after(5):
+                with anyio.fail_after(HANG_TIMEOUT):
                     await subscription.__anext__()
             tools = {tool.name: tool.description for tool in await client.list_tools()}
         assert "<IMPORTANT>" in tools["add"]  # the pull happened either way

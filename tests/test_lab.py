@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support import HANG_TIMEOUT
 
 MCP_TEACH = shutil.which("mcp-teach") or str(Path(__file__).resolve().parent.parent / ".venv" / "bin" / "mcp-teach")
 
@@ -26,7 +27,7 @@ def start_lab(arguments: list[str], cwd: Path, runtime: Path) -> tuple[list[str]
         env={**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)},
     )
     seen = []
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_TIMEOUT
     try:
         for line in lab.stdout:
             seen.append(line)
@@ -36,7 +37,7 @@ def start_lab(arguments: list[str], cwd: Path, runtime: Path) -> tuple[list[str]
         return seen, psutil.Process(lab.pid).cmdline()  # execv kept the process: JupyterLab's command line
     finally:
         lab.send_signal(signal.SIGTERM)
-        lab.wait(timeout=30)
+        lab.wait(timeout=HANG_TIMEOUT)
 
 
 def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
@@ -67,5 +68,7 @@ def test_lab_without_a_folder_opens_the_clones_lessons_or_the_course_folder_or_c
 
 
 def test_a_missing_folder_names_the_fix(tmp_path):
-    result = subprocess.run([MCP_TEACH, "lab", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [MCP_TEACH, "lab", str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=HANG_TIMEOUT
+    )
     assert result.returncode == 2 and "run it from the course's folder" in result.stdout

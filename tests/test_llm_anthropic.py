@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from support import serve_in_thread
+from support import HANG_TIMEOUT, serve_in_thread
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import ConfigError, Settings, load_settings
@@ -421,5 +421,7 @@ def test_the_offline_app_checks_the_anthropic_key(run) -> None:
 def test_the_openai_path_does_not_import_anthropic():
     """Lessons that speak only OpenAI's API do not pay the 1.1 s of importing the anthropic SDK."""
     script = "import sys, mcp_teach.llm.loop, mcp_teach.llm.provider; print('anthropic' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=HANG_TIMEOUT, check=True
+    )
     assert result.stdout.split() == ["False"]

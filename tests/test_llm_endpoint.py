@@ -9,12 +9,11 @@ import httpx2
 import openai
 import pytest
 from openai.types.chat import ChatCompletion
-from support import serve_in_thread
+from support import HANG_TIMEOUT, serve_in_thread
 
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
 
-HANG_TIMEOUT = 60  # only stops a hung test
 KEY = "sk-endpoint-test-0123456789abcdef"
 USER = {"role": "user", "content": "What is 1 + 2?"}
 ADD_TOOL = {

@@ -30,7 +30,6 @@ from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 
-HANG_TIMEOUT = 60  # only stops a hung test
 KEY = "sk-stand-in-secret-0123456789abcdef"
 STAND_IN_MODEL = "stand-in-model"
 

@@ -15,6 +15,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 from mcp_types import JSONRPCRequest
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
@@ -156,7 +157,7 @@ def test_stdio_entry_point_answers_raw_json_rpc_lines() -> None:
         first, second = json.loads(process.stdout.readline()), json.loads(process.stdout.readline())
     finally:
         process.stdin.close()
-        process.wait(timeout=10)
+        process.wait(timeout=HANG_TIMEOUT)
     assert first["result"]["serverInfo"] == {"name": "mcp-teach-lowlevel-calculator", "version": "1.0.0"}
     assert first["result"]["capabilities"] == {"tools": {"listChanged": False}}
     assert second == {

@@ -6,6 +6,8 @@ import shlex
 import subprocess
 import sys
 
+from support import HANG_TIMEOUT
+
 from mcp_teach.lessons.l00_environment import check_environment, terminal_commands
 
 
@@ -43,7 +45,7 @@ def test_the_printed_stdio_command_answers_from_another_folder(tmp_path):
     params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "terminal", "version": "0"}}
     request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
     answer = subprocess.run(
-        _commands()["stdio"], input=request + "\n", capture_output=True, text=True, timeout=60, cwd=tmp_path
+        _commands()["stdio"], input=request + "\n", capture_output=True, text=True, timeout=HANG_TIMEOUT, cwd=tmp_path
     )
     assert answer.returncode == 0, answer.stderr
     assert json.loads(answer.stdout)["result"]["serverInfo"]["name"] == "mcp-teach-calculator"
@@ -58,4 +60,4 @@ def test_the_printed_http_command_serves_from_another_folder(tmp_path):
             assert "streamable-http on http://127.0.0.1:" in line, line
         finally:
             server.terminate()
-            server.wait(timeout=30)
+            server.wait(timeout=HANG_TIMEOUT)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_teach.private_files import make_private, open_private
+from mcp_teach.private_files import make_private, open_private, rotate_if_over
 
 
 def mode(path: Path) -> int:
@@ -49,3 +49,14 @@ def test_a_fifo_is_refused_at_once_instead_of_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "log")
     with pytest.raises(OSError):
         make_private(tmp_path / "log")
+
+
+def test_a_file_every_run_appends_to_is_moved_aside_once_past_its_limit(tmp_path: Path) -> None:
+    path = tmp_path / "recording.jsonl"
+    assert rotate_if_over(path, 10) == path and not path.exists()  # nothing there yet: nothing to move
+    path.write_bytes(b"x" * 10)
+    assert rotate_if_over(path, 10) == path and path.stat().st_size == 10  # at the limit: kept
+    path.write_bytes(b"y" * 11)
+    (tmp_path / "recording.jsonl.1").write_bytes(b"older")
+    rotate_if_over(path, 10)
+    assert not path.exists() and (tmp_path / "recording.jsonl.1").read_bytes() == b"y" * 11  # the older one replaced

@@ -87,6 +87,7 @@ from schema_messages_support import (
     protocol_version_of,
     validate_message,
 )
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.wire.capture import CaptureTransport
@@ -425,7 +426,7 @@ async def _listen_while(client: Any, tool: str) -> None:
 
     async with listen(client.session, tools_list_changed=True) as subscription:
         await client.call_tool(tool, {})
-        with anyio.fail_after(5):
+        with anyio.fail_after(HANG_TIMEOUT):
             await subscription.__anext__()
 
 

@@ -18,6 +18,7 @@ import uvicorn
 from fastmcp.client.transports import StdioTransport
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from support import HANG_TIMEOUT
 
 from mcp_teach import cli
 from mcp_teach.client import teaching_client
@@ -27,11 +28,11 @@ from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.har import to_har, write_har
 from mcp_teach.wire.host_tap_http import parse_listen
 from mcp_teach.wire.host_tap_recording import load_tap
+from mcp_teach.wire.host_tap_writer import RECORDING_LIMIT
 from mcp_teach.wire.redact import redact_url
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))
-HANG_TIMEOUT = 60  # only stops a hung test
 TOKEN = "class-token-for-the-tap-test-7f3a"  # a test token
 #: A stand-in server: echoes each stdin line unchanged on stdout, logs its length on stderr, and keeps what it
 #: received in the file named by its first argument.
@@ -81,6 +82,16 @@ def test_every_byte_arrives_unchanged_and_every_line_is_recorded(tmp_path):
         "got 11 bytes\n",
     ]
     assert len(capture.raw) == 4
+
+
+def test_a_recording_every_run_appends_to_is_moved_aside_past_its_limit(tmp_path):
+    out = tmp_path / "tap.jsonl"
+    with out.open("wb") as grown:  # what many earlier sessions appended (sparse: no 16 MiB written)
+        grown.truncate(RECORDING_LIMIT + 1)
+    done = subprocess.run(tap(out, PYTHON, "-c", ECHO, str(tmp_path / "received")), input=b"{}\n", capture_output=True)
+    assert done.returncode == 0
+    assert (tmp_path / "tap.jsonl.1").stat().st_size == RECORDING_LIMIT + 1
+    assert load_tap(out).exit_code == 0 and out.stat().st_size < 4096  # this session only
 
 
 def test_a_last_line_without_newline_is_relayed_and_recorded(tmp_path):

@@ -16,12 +16,11 @@ from pathlib import Path
 
 import openai
 import pytest
-from support import refuses_connections
+from support import HANG_TIMEOUT, refuses_connections
 
 from mcp_teach.llm.teaching_model import MODEL_NAME
 
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
-HANG_TIMEOUT = 120  # only stops a hung process; several run at once
 DEMO_ANSWER = "3 × 4 = 12, 12 − 5 = 7. The answer is 7."
 CHAT_INPUT = "What is 1 + 2?\n帮我算 2 乘 3\nexit\n"
 

@@ -43,8 +43,11 @@ _QUIET_ENV = {"NO_COLOR": "1", "TERM": "dumb", "FASTMCP_CHECK_FOR_UPDATES": "off
 # A Jupyter kernel sets these so that programs colour their output; a terminal transcript should not.
 _COLOUR_FORCING = frozenset({"FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR", "TTY_COMPATIBLE"})
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-#: How long a stopped server may take to exit before it is killed.
-STOP_SECONDS = 10.0
+#: How long a stopped server may take to exit before it is killed (about a second; several on a busy machine).
+STOP_SECONDS = 30.0
+#: How long a server may take to print that it is ready (a few seconds; far longer on a busy machine): only a
+#: server that neither prints nor exits waits this long, one that fails to start is reported when it exits.
+START_SECONDS = 120.0
 #: The line ``mcp-teach serve`` prints once it listens, whole.
 SERVING_LINE = re.compile(r"on http://\S+.*\n")
 
@@ -109,7 +112,7 @@ def printed_so_far(stderr: IO[bytes]) -> str:
 
 
 def start_console(
-    command: Sequence[str], ready: re.Pattern[str], *, timeout: float = 30.0
+    command: Sequence[str], ready: re.Pattern[str], *, timeout: float = START_SECONDS
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
     """Start ``command`` as its own process, as typed in a terminal; return once its stderr holds ``ready``.
 
@@ -164,7 +167,7 @@ class TerminalServer(PlainText):
         return f"terminal A: $ {self.command}\n{self.banner}\n({state})"
 
 
-def start_terminal_server(transport: str, *, port: int = 0, timeout: float = 30.0) -> TerminalServer:
+def start_terminal_server(transport: str, *, port: int = 0, timeout: float = START_SECONDS) -> TerminalServer:
     """Start ``mcp-teach serve --transport TRANSPORT --port PORT`` as its own process, as in terminal A.
 
     Returns once the server printed the URL it listens on (port 0: any free port, so it cannot clash with a

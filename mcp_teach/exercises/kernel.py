@@ -4,6 +4,8 @@ nbclient runs each cell, goes on after errors (``allow_errors``) and interrupts 
 cell timeout (``interrupt_on_timeout``). Around it: the notebook's overall time limit, a stop when an interrupted
 kernel does not answer again, Ctrl-C, and, once the kernel is killed, killing whatever it started (a stdio MCP
 server a solution forgot to close runs in a session of its own, out of reach of the kernel's process group).
+A killed kernel runs no exit code, so it gets a temporary folder of its own, removed with all it holds once the
+kernel is gone: nothing a graded notebook made there (a lesson's scratch folders) is left behind.
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ import contextlib
 import math
 import os
 import subprocess
+import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,10 +34,15 @@ from mcp_teach.exercises.convention import describe
 KERNEL = "python3"
 #: The error name of the reply nbclient makes up for a cell it interrupted at the timeout.
 TIMED_OUT = "CellTimeoutError"
-#: How long an interrupted kernel may take to answer again (after nbclient's wait for the cell's output).
-RECOVER_SECONDS = 1
+#: How long an interrupted kernel may take to answer again (after nbclient's wait for the cell's output): one that
+#: does not is stuck (it ignores SIGINT); a kernel on a busy machine can take seconds to answer.
+RECOVER_SECONDS = 10
 #: How long the kernel's leftover processes get after SIGTERM before SIGKILL.
 TERMINATE_SECONDS = 3
+#: The variables that name the temporary folder (POSIX, then Windows), all set to the kernel's own.
+TEMPORARY_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+_FIRST_START = threading.Lock()
+_FIRST_START_DONE = threading.Event()
 
 
 @dataclass(frozen=True)
@@ -68,33 +78,59 @@ class NotebookRun:
 
 def run_notebook(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
     """Execute ``notebook`` (its cells get the outputs of this run) in a new kernel started in ``cwd``."""
-    return asyncio.run(_run(notebook, cwd, limits))
+    with tempfile.TemporaryDirectory(prefix="mcp-teach-grading-", ignore_cleanup_errors=True) as temporary:
+        return asyncio.run(_run(notebook, cwd, limits, Path(temporary)))
 
 
-async def _run(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
+async def _run(notebook: Any, cwd: Path, limits: Limits, temporary: Path) -> NotebookRun:
     run = NotebookRun()
-    manager = AsyncKernelManager(kernel_name=KERNEL)
-    client = NotebookClient(
-        notebook,
-        km=manager,
-        allow_errors=True,
-        interrupt_on_timeout=True,
-        error_on_timeout={"ename": TIMED_OUT},
-        record_timing=False,
-    )
     replies: dict[int, dict[str, Any]] = {}
-    client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply)
+    # Checks of unanswered exercises raise while grading (mcp_teach.exercises.catalogue), as under nbgrader.
+    env = {**os.environ, GRADING_VARIABLE: "autograde", **dict.fromkeys(TEMPORARY_VARIABLES, str(temporary))}
+    with _alone_the_first_time():
+        manager = AsyncKernelManager(kernel_name=KERNEL)
+        client = NotebookClient(
+            notebook,
+            km=manager,
+            allow_errors=True,
+            interrupt_on_timeout=True,
+            error_on_timeout={"ename": TIMED_OUT},
+            record_timing=False,
+        )
+        client.on_cell_executed = lambda cell, cell_index, execute_reply: replies.__setitem__(cell_index, execute_reply)
+        try:
+            await manager.start_kernel(cwd=str(cwd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            await client.async_start_new_kernel_client()
+        except BaseException:
+            await _stop(manager, client)
+            raise
     try:
-        # Checks of unanswered exercises raise while grading (mcp_teach.exercises.catalogue), as under nbgrader.
-        env = {**os.environ, GRADING_VARIABLE: "autograde"}
-        await manager.start_kernel(cwd=str(cwd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await client.async_start_new_kernel_client()
         await _execute(client, run, replies, time.monotonic() + limits.time_limit, limits)
     finally:
-        await stop_kernel(manager)
-        if client.kc is not None:
-            client.kc.stop_channels()
+        await _stop(manager, client)
     return run
+
+
+@contextlib.contextmanager
+def _alone_the_first_time() -> Iterator[None]:
+    """The first kernel start of a process, made while no other thread starts one.
+
+    traitlets turns a class named by a string into the class when the first instance is made, and two threads
+    doing that at once can fail ("import_item accepts strings, not MetaHasTraits"; seen grading two notebooks in
+    two threads on a busy machine). Once one kernel has started, every such class is resolved.
+    """
+    if _FIRST_START_DONE.is_set():
+        yield
+        return
+    with _FIRST_START:
+        yield
+        _FIRST_START_DONE.set()
+
+
+async def _stop(manager: AsyncKernelManager, client: NotebookClient) -> None:
+    await stop_kernel(manager)
+    if client.kc is not None:
+        client.kc.stop_channels()
 
 
 async def _execute(

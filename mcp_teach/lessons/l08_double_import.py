@@ -33,8 +33,9 @@ from mcp_teach.display.show import table
 from mcp_teach.wire.modern_post import modern_post
 from mcp_teach.wire.plain_text import PlainText
 
-#: How long a demo server may take to start and answer (it imports the mcp SDK: about a second).
-TIMEOUT = 20.0
+#: How long a demo server may take to start and answer (it imports the mcp SDK: about a second, far longer on a
+#: busy machine); only a server that hangs waits this long.
+TIMEOUT = 120.0
 
 _SERVE = '''
 def serve():

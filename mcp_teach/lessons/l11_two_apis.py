@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from mcp_teach.display.console import TerminalServer, console_script, start_console
+from mcp_teach.display.console import START_SECONDS, TerminalServer, console_script, start_console
 from mcp_teach.wire.redact import REDACTED
 
 #: The last line ``mcp-teach model serve`` prints once it listens, whole.
@@ -33,7 +33,7 @@ class ModelServer(TerminalServer):
         return f"$ {self.command}\n{banner}\n({state})"
 
 
-def start_model_server(*, api_key: str | None = None, timeout: float = 30.0) -> ModelServer:
+def start_model_server(*, api_key: str | None = None, timeout: float = START_SECONDS) -> ModelServer:
     """Start ``mcp-teach model serve --port 0`` (any free port) and return once it printed its URL.
 
     With ``api_key`` the server accepts only that key (``Authorization: Bearer`` or ``x-api-key``).

@@ -4,8 +4,9 @@ An in-memory window (:class:`~mcp_teach.servers.gates.SlidingWindow`) is kept pe
 with ``--workers 2`` admits twice the limit: the kernel hands each connection to either worker. Here the calls
 live in one SQLite file beside the server's data; each check counts and records inside one ``BEGIN IMMEDIATE``
 transaction, which SQLite serialises across processes with a file lock, so two workers cannot both admit the
-last allowed call. The data is only a minute of call times: it is not flushed to disk (``synchronous=OFF``), and
-a file that cannot be read as a database is started anew.
+last allowed call. The data is only a minute of call times (each check drops every user's older calls, so a
+student who has left leaves no rows behind): it is not flushed to disk (``synchronous=OFF``), and a file that
+cannot be read as a database is started anew.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ FILE_NAME = ".rate-limits.sqlite3"
 BUSY_SECONDS = 5.0
 _SCHEMA = "CREATE TABLE IF NOT EXISTS calls (who TEXT NOT NULL, at REAL NOT NULL)"
 _INDEX = "CREATE INDEX IF NOT EXISTS calls_by_who ON calls (who, at)"
+_BY_TIME = "CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at)"
 
 
 @dataclass
@@ -42,7 +44,7 @@ class SharedSlidingWindow:
         now = self.clock().timestamp()  # a naive clock (a lesson's manual one) counts as local time
         with self._lock, self._open() as database:  # the connection commits at the end, or rolls back
             database.execute("BEGIN IMMEDIATE")
-            database.execute("DELETE FROM calls WHERE who = ? AND at <= ?", (who, now - self.seconds))
+            database.execute("DELETE FROM calls WHERE at <= ?", (now - self.seconds,))
             rows = database.execute("SELECT at FROM calls WHERE who = ? ORDER BY at LIMIT ?", (who, self.limit))
             times = [at for (at,) in rows]
             if len(times) >= self.limit:
@@ -68,4 +70,5 @@ def _connect(path: Path) -> sqlite3.Connection:
     database.execute("PRAGMA synchronous=OFF")
     database.execute(_SCHEMA)
     database.execute(_INDEX)
+    database.execute(_BY_TIME)
     return database

@@ -23,7 +23,7 @@ from fastmcp.client.transports import StdioTransport
 from starlette.types import ASGIApp
 
 from mcp_teach.config import LOOPBACK
-from mcp_teach.private_files import make_private
+from mcp_teach.private_files import make_private, rotate_if_over
 from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
@@ -62,9 +62,7 @@ def bounded_log(path: Path = STDIO_LOG) -> Path:
     The server process opens the log by name afterwards; what it finds there is the file checked here.
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with contextlib.suppress(OSError):  # a log that cannot be rotated is still written to
-        if path.lstat().st_size > STDIO_LOG_LIMIT:
-            path.replace(path.with_name(path.name + ".1"))
+    rotate_if_over(path, STDIO_LOG_LIMIT)
     try:
         return make_private(path)
     except OSError as error:  # ELOOP: a symbolic link; ENXIO: a FIFO nobody reads

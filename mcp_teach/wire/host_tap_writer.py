@@ -7,7 +7,9 @@ started, for diagrams and timings). The first record (``type: "tap"``) says what
 
 Standard library only (and the course's standard-library modules): the stdio tap is started by a host for
 every connection and must start fast.
-The file is created 0600 (:func:`~mcp_teach.private_files.open_private`).
+The file is created 0600 (:func:`~mcp_teach.private_files.open_private`). A host starts the stdio tap for every
+connection, each run appending to the same file: one grown past :data:`RECORDING_LIMIT` is first moved to
+``<name>.1`` (:func:`~mcp_teach.private_files.rotate_if_over`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_teach.private_files import open_private
+from mcp_teach.private_files import open_private, rotate_if_over
 
 #: Version of the record format, in the first record; :func:`~mcp_teach.wire.host_tap_recording.load_tap` checks it.
 FORMAT_VERSION = 1
+#: A recording over this size is moved to ``<name>.1`` (replacing the older one) before a tap appends to it.
+RECORDING_LIMIT = 16 * 1024 * 1024
 
 
 def wall_time(seconds: float) -> str:
@@ -34,7 +38,8 @@ class TapWriter:
     """Appends records to a recording; safe to call from several threads (the stdio relays) at once."""
 
     def __init__(self, path: Path, **header: Any) -> None:
-        self._out = open_private(Path(path), "a", encoding="utf-8")  # open for the tap's lifetime, owner only
+        # Open for the tap's lifetime, owner only.
+        self._out = open_private(rotate_if_over(Path(path), RECORDING_LIMIT), "a", encoding="utf-8")
         self._lock = threading.Lock()
         self._wall0 = time.time()
         self._start = time.perf_counter()

@@ -25,6 +25,8 @@ from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture,
 #: How long to wait for a reply line before deciding the server sent none: long enough for a server to start
 #: on a busy machine (a reply that comes sooner ends the wait at once).
 REPLY_TIMEOUT = 30.0
+#: How long a server whose stdin was closed may take to exit before it is killed (busy machine included).
+EXIT_TIMEOUT = 30.0
 
 
 class RawConnection:
@@ -103,7 +105,7 @@ class RawStdioServer(RawConnection):
         if process.stdin and not process.stdin.is_closing():
             process.stdin.close()
         try:
-            await asyncio.wait_for(process.wait(), timeout=5)
+            await asyncio.wait_for(process.wait(), timeout=EXIT_TIMEOUT)
         except TimeoutError:
             process.kill()
             await process.wait()

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l12_gates import TOKENS, NotesLab, quiet_logs
@@ -133,7 +134,7 @@ def test_two_processes_on_one_folder_never_write_into_each_others_notes(place):
     try:
         assert [worker.stdout.readline() for worker in workers] == ["ready\n", "ready\n"]
         go.touch()
-        outputs = [worker.communicate(timeout=60) for worker in workers]
+        outputs = [worker.communicate(timeout=HANG_TIMEOUT) for worker in workers]
     finally:
         for worker in workers:
             if worker.poll() is None:
@@ -308,7 +309,7 @@ def test_a_live_write_of_another_process_is_never_cleaned_up(place):
         assert live.exists() and opened.is_alive()  # the new store waits for the write to finish
     finally:
         os.close(held)
-        opened.join(timeout=20)
+        opened.join(timeout=HANG_TIMEOUT)
     assert not live.exists() and not opened.is_alive()
 
 

@@ -17,6 +17,7 @@ from urllib.parse import quote
 import anyio
 import httpx2
 from fastmcp.client.transports import StreamableHttpTransport
+from support import HANG_TIMEOUT
 
 from mcp_teach.client import teaching_client
 from mcp_teach.lessons.l12_oauth import HeadlessBrowser, oauth_client_provider, oauth_server
@@ -28,7 +29,6 @@ from mcp_teach.wire.http_recording import HttpExchange, RecordingHTTPTransport
 
 PYTHON = sys.executable
 MCP_TEACH = str(Path(PYTHON).with_name("mcp-teach"))
-HANG_TIMEOUT = 60  # only stops a hung test
 #: Values no shape rule knows: only a name (of a header, an option, a variable) marks them as credentials.
 API_KEY, TOKEN, AUTH_HEADER, API_HEADER = "kx-3c9f1e7a05", "tv-5d2b8e41c7", "ah-0e6f2a9d11", "at-7b1c4e8f23"
 #: A GitHub-shaped token, built here rather than written out: its shape alone marks it.
