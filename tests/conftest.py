@@ -20,6 +20,7 @@ import psutil
 import pytest
 from support import HANG_TIMEOUT
 
+from mcp_teach.conformance import ConformanceError, find_node
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 
@@ -30,6 +31,15 @@ def _run_async(function: Callable[..., Any], *args: Any, timeout: float = HANG_T
             return await function(*args)
 
     return asyncio.run(main())
+
+
+@pytest.fixture(scope="module")
+def node_folder() -> Path:
+    """A Node new enough for the conformance suite; without one the test is skipped with the finder's advice."""
+    try:
+        return find_node()
+    except ConformanceError as error:
+        pytest.skip(str(error))
 
 
 @pytest.fixture(scope="session")

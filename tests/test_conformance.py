@@ -47,14 +47,6 @@ REQUIRED = {"2025-11-25": 30, "2026-07-28": 37}
 RUN_TIMEOUT = 240
 
 
-@pytest.fixture(scope="module")
-def node_folder() -> Path:
-    try:
-        return find_node()
-    except ConformanceError as error:
-        pytest.skip(str(error))
-
-
 @pytest.fixture
 def suite(run: Callable[..., Any]) -> Callable[..., Any]:
     """``suite(run_suite or check_server, *args, timeout=...)``: the suite gets ``timeout``, the test a bit more."""

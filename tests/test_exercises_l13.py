@@ -15,7 +15,6 @@ from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
-from mcp_teach.conformance import ConformanceError, find_node
 from mcp_teach.exercises import check
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE
 from mcp_teach.exercises.check import ExerciseNotAttempted
@@ -27,14 +26,6 @@ LESSON = SolvedLesson(
     # By the exercises every step's imports and data are defined: the lesson's cells are the module's statements.
     lambda: dict(vars(capstone)),
 )
-
-
-@pytest.fixture(scope="module")
-def node_folder() -> Path:
-    try:
-        return find_node()
-    except ConformanceError as error:
-        pytest.skip(str(error))
 
 
 def blank(mcp: FastMCP, bus: object = None) -> None:
