@@ -52,9 +52,9 @@ from fastmcp.client.transports import StdioTransport
 
 import mcp_teach
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.servers import calculator
 from mcp_teach.transports.in_process import stdio_transport
+from mcp_teach.wire.raw_requests import raw_request
 
 TARGET = 1.00  # ours / plain
 ERAS = ("2025-11-25", "2026-07-28")

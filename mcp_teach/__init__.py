@@ -8,13 +8,15 @@ notebooks that talk to them:
     private_files files only their owner reads (logs, recordings): beside config, for every layer
     servers/      the MCP servers students talk to
     transports/   serving any of those servers: stdio, SSE, streamable HTTP, guards, class mode
-    wire/         what crossed the wire: capture, messages, HTTP exchanges, stdio bytes, redaction
+    wire/         what crossed the wire: capture, messages, HTTP exchanges, stdio bytes, redaction,
+                  requests written by hand
     client        the course's client helpers (a fixed identity, a calculator on any connection)
     conformance   the official conformance suite run against a server (beside client: it serves one and
                   connects to it; lesson 13's checks use it)
     llm/          the offline teaching model, its endpoint, provider choice, the tool loop
     display/      how it looks in a notebook: show, diagrams, explorer
-    lessons/      helpers that exist for one lesson, and the notebook setup
+    lessons/      helpers that exist for one lesson
+    notebook_setup what the first cell of every lesson calls (beside lessons/)
     exercises/    every exercise's expectations, blank lessons, student copies, grading
     serve, terminal, authoring, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
     nbgrader_course   an nbgrader course folder made from the solved lessons (``mcp-teach nbgrader-course``)

@@ -33,8 +33,8 @@ import httpx2
 from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
 from support import HANG_TIMEOUT
 
-from mcp_teach.lessons.l03_errors import PROTOCOL_VERSION, raw_request
 from mcp_teach.transports.in_process import serve_http
+from mcp_teach.wire.raw_requests import PROTOCOL_VERSION, raw_request
 from mcp_teach.wire.sse import sse_events
 
 PEERS = ("stdio", "sse", "streamable-http", "streamable-http-legacy")

@@ -17,8 +17,8 @@ import httpx2
 import pytest
 from raw_peers import PEERS, Peer, StdioPeer, http_server, open_peer
 
-from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.transports.frames import MAX_MESSAGE_BYTES
+from mcp_teach.wire.raw_requests import raw_request
 
 STDIO_SERVER = [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"]
 

@@ -16,9 +16,9 @@ import pytest
 from raw_peers import StdioPeer, http_server
 from support import HANG_TIMEOUT
 
-from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.transports.envelope import ENVELOPE_KEYS, MODERN, stdio_refusal
 from mcp_teach.transports.in_process import serve_http
+from mcp_teach.wire.raw_requests import raw_request
 
 BARE_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}

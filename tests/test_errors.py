@@ -1,4 +1,5 @@
-"""mcp_teach.lessons.l03_errors: hand-written requests, and what the Python client gives back, against a real server.
+"""Hand-written requests (mcp_teach.wire.raw_requests) and what the Python client gives back
+(mcp_teach.display.call_outcomes), against a real server.
 
 The replies lesson 03 provokes on stdio are tested here too: the lesson's cell sorts them, nbval compares its table.
 """
@@ -14,8 +15,9 @@ from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.l03_errors import attempt, code_name, envelope_meta, explain, one_line, raw_request
+from mcp_teach.display.call_outcomes import attempt, code_name, explain, one_line
 from mcp_teach.servers.calculator import build_calculator_server
+from mcp_teach.wire.raw_requests import envelope_meta, raw_request
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
 PYDANTIC_MESSAGE = (

@@ -15,10 +15,11 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 
 from mcp_teach.client import teaching_client
+from mcp_teach.display.call_outcomes import attempt, explain
 from mcp_teach.exercises import check
-from mcp_teach.lessons.l03_errors import attempt, explain, raw_request
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
+from mcp_teach.wire.raw_requests import raw_request
 from mcp_teach.wire.raw_stdio import RawStdioServer
 
 #: What the lesson has defined by the time its exercises start (the names their solution cells use).

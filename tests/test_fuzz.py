@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from raw_peers import ALLOWED_ERROR_CODES, PEERS, Peer, open_peer
 
-from mcp_teach.lessons.l03_errors import envelope_meta
+from mcp_teach.wire.raw_requests import envelope_meta
 
 FUZZ = settings(
     max_examples=200,

@@ -561,7 +561,7 @@ import asyncio
 from pathlib import Path
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.client import teaching_client
-from mcp_teach.lessons.setup import setup_notebook
+from mcp_teach.notebook_setup import setup_notebook
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 setup_notebook()
 def pending_tasks():

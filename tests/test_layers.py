@@ -26,7 +26,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "client conformance",
         "llm",
         "display",
-        "lessons",
+        "lessons notebook_setup",
         "exercises",
         "serve terminal authoring nbgrader_course course_folder",
         "cli",

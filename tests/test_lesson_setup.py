@@ -1,4 +1,4 @@
-"""mcp_teach.lessons.setup: what the first cell of every lesson does to its kernel."""
+"""mcp_teach.notebook_setup: what the first cell of every lesson does to its kernel."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from support import HANG_TIMEOUT
 
 SCRIPT = """
 import sys
-from mcp_teach.lessons.setup import skip_format_grammar
+from mcp_teach.notebook_setup import skip_format_grammar
 skip_format_grammar()
 import jsonschema.validators
 valid = jsonschema.validators.validator_for({"type": "object"})({"type": "object"}).is_valid({})
@@ -27,7 +27,7 @@ def test_jsonschema_imports_without_the_format_grammar():
 
 COLAB = """
 import sys, types
-from mcp_teach.lessons.setup import use_colab_widget_manager
+from mcp_teach.notebook_setup import use_colab_widget_manager
 use_colab_widget_manager()
 print("google.colab" in sys.modules)
 calls = []

@@ -502,8 +502,8 @@ def test_live_traffic_of_every_course_server_is_valid(era: str, run: Callable[..
 def test_lesson_03s_bad_lines_replayed_live(run: Callable[..., Any]) -> None:
     """The nine lines of lesson 03 (b9075e90) sent to a fresh calculator in memory, read as the stdio server reads
     them (``RawMemoryServer``): every reply the course's server builds for bad input, validated."""
-    from mcp_teach.lessons.l03_errors import raw_request
     from mcp_teach.wire.raw_memory import RawMemoryServer
+    from mcp_teach.wire.raw_requests import raw_request
 
     add = {"name": "calculator_add", "arguments": {"a": 2, "b": 3}}
     lines = [

@@ -10,10 +10,10 @@ import sys
 import anyio
 from support import HANG_TIMEOUT
 
-from mcp_teach.lessons.l03_errors import raw_request
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports import stdio_loop
 from mcp_teach.transports.stdio_loop import OversizedLine, read_lines, serve_stdio
+from mcp_teach.wire.raw_requests import raw_request
 
 SERVER = [sys.executable, "-m", "mcp_teach.serve", "--transport", "stdio"]
 

@@ -14,10 +14,10 @@ import datetime
 from typing import Any, Literal
 
 from mcp_teach.client import teaching_client
+from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l03_errors import attempt
 
 #: The property hints of 02.2, one per parameter of :func:`search`.
 SEARCH_HINTS = {

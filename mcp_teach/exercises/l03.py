@@ -19,10 +19,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from mcp_teach.client import teaching_client
+from mcp_teach.display.call_outcomes import attempt, one_line
 from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l03_errors import attempt, one_line
 from mcp_teach.servers.calculator import TOOLS, build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage

@@ -19,10 +19,10 @@ from fastmcp import FastMCP
 from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
+from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.servers.knowledge import build_knowledge_server
 
 INVALID_PARAMS = -32602

@@ -21,10 +21,10 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
+from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
-from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.lessons.l08_double_import import run_package
 from mcp_teach.servers.calculator import build_calculator_server

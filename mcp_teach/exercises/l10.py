@@ -19,10 +19,10 @@ from typing import Any
 from fastmcp import Client, FastMCP
 from fastmcp.mcp_config import MCPConfig
 
+from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.lessons.l03_errors import attempt
 from mcp_teach.llm.openai_tools import is_openai_name
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http

@@ -1,8 +1,6 @@
-"""What lesson 03 builds and reuses: hand-written JSON-RPC requests, and what a ``fastmcp.Client`` call gave back.
+"""What a ``fastmcp.Client`` call gave back, in one line: a result, a tool error or a JSON-RPC error alike.
 
-:func:`raw_request` is written in lesson 03's cell (section 5) and kept here for the tests and benchmarks that send
-hand-made lines; :func:`attempt` and :func:`explain` turn a call's result *or* exception into one line, so a cell
-(lessons 03 and 08) can tabulate both alike::
+Lessons 03, 08 and 09 tabulate calls that succeed and calls that fail with the same two words::
 
     explain(await attempt(client.call_tool("calculator_divide", {"a": 1, "b": 0})))
 """
@@ -18,39 +16,7 @@ from mcp import MCPError
 
 from mcp_teach.display.glossary import ERROR_CODES, code_range
 
-PROTOCOL_VERSION = "2026-07-28"
-RAW_CLIENT_INFO = {"name": "mcp-teach-raw", "version": "1.0.0"}
 _MISSING = object()
-
-
-def envelope_meta() -> dict[str, Any]:
-    """The `_meta` every 2026-07-28 request carries instead of an `initialize` handshake."""
-    return {
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
-        "io.modelcontextprotocol/clientInfo": dict(RAW_CLIENT_INFO),
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-
-
-def raw_request(
-    id: int | str | None,
-    method: str,
-    params: dict[str, Any] | None = None,
-    *,
-    jsonrpc: str | None = "2.0",
-    envelope: bool = True,
-) -> dict[str, Any]:
-    """A JSON-RPC request as a dict: `id=None` makes a notification; `jsonrpc=None`, `envelope=False` break it."""
-    message: dict[str, Any] = {} if jsonrpc is None else {"jsonrpc": jsonrpc}
-    if id is not None:
-        message["id"] = id
-    message["method"] = method
-    params = dict(params or {})
-    if envelope:
-        params["_meta"] = {**envelope_meta(), **params.get("_meta", {})}
-    if params:
-        message["params"] = params
-    return message
 
 
 def code_name(code: int | None) -> str:
