@@ -73,7 +73,7 @@ START_TIMEOUT = 60  # seconds a server may take to print its URL and have every 
 PLAIN = "plain fastmcp"
 #: CPUs other programs may keep busy before the comparison is flagged as noisy (ratios then spread by +-30 %).
 BUSY_CPUS = 0.25
-#: Issue 13's targets for ours against plain fastmcp: calls/s at least this share of plain's, p99 at most this.
+#: What the class server may cost against plain fastmcp: calls/s at least this share of plain's, p99 at most this.
 MIN_RATE_RATIO, MAX_P99_RATIO = 0.95, 1.10
 #: The yardstick: fastmcp's own ``run()`` serving the calculator's tools (same functions, names, titles and
 #: descriptions, same server name) with fastmcp's defaults, so without the Host/Origin guard we turn on, our
