@@ -39,3 +39,17 @@ def test_an_answer_that_raises_fails_with_the_exception() -> None:
     assert str(failed.value) == (
         "Exercise 01.3 — broken(2): expected a number, found ValueError: no 2. Hint: return the number"
     )
+
+
+def test_a_plain_function_where_an_async_one_is_asked_for_fails_before_it_is_awaited() -> None:
+    async def gate(call: str) -> str:
+        return call
+
+    def plain(call: str) -> str:
+        return call
+
+    Checker("04.1").async_function(gate, "gated_call", expected="an async function")
+    with pytest.raises(ExerciseFailed) as failed:
+        Checker("04.1").async_function(plain, "gated_call", expected="an async function", hint="async def gated_call")
+    assert str(failed.value).startswith("Exercise 04.1 — gated_call: expected an async function, found <function")
+    assert str(failed.value).endswith("Hint: async def gated_call")

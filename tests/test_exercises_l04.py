@@ -101,6 +101,10 @@ async def run_everything(mcp: Client, call: ToolCall) -> tuple[str, bool]:
     return await call_tool(mcp, call)
 
 
+def gate_without_async(mcp: Client, call: ToolCall) -> tuple[str, bool]:
+    return f"Error: {call.name} is not allowed.", True
+
+
 async def refuse_everything(mcp: Client, call: ToolCall) -> tuple[str, bool]:
     return f"Error: {call.name} is not allowed.", True
 
@@ -154,6 +158,7 @@ def _wrong(asked: dict[str, LoopResult]) -> list[tuple[str, dict[str, Any], str]
     """(exercise, one answer replaced by a wrong one, what the message must name)."""
     return [
         ("04.1", {"gated_call": "not a function"}, "gated_call"),
+        ("04.1", {"gated_call": gate_without_async}, "gated_call: expected an async function"),
         ("04.1", {"gated_call": run_everything}, "the tools/call requests gated_call sent for calculator_multiply"),
         ("04.1", {"gated_call": refuse_everything}, "gated_call(client, calculator_add with a=1, b=2)"),
         ("04.1", {"gated_call": refuse_quietly}, "gated_call(client, calculator_multiply)"),
@@ -163,6 +168,7 @@ def _wrong(asked: dict[str, LoopResult]) -> list[tuple[str, dict[str, Any], str]
         ("04.2", {"remainder_result": asked["anonymous"]}, "the tools listed in remainder_result.trace"),
         ("04.2", {"anonymous_result": asked["remainder"]}, "the tools listed in anonymous_result.trace"),
         ("04.3", {"budget_loop": None}, "budget_loop"),
+        ("04.3", {"budget_loop": len}, "budget_loop: expected an async function"),
         ("04.3", {"budget_loop": no_budget}, "the requests budget_loop with token_budget=348 sent to the model"),
         ("04.3", {"budget_loop": late_budget}, "the tools/call requests budget_loop with token_budget=348 sent"),
     ]

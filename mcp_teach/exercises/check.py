@@ -16,6 +16,7 @@ expected, what was found and a hint, e.g.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Container
 from typing import Any, NoReturn, TypeVar
@@ -90,6 +91,10 @@ class Checker:
     def function(self, value: Any, what: str, *, expected: str = "a function", hint: str | None = None) -> None:
         """``value`` can be called: the answer is a function (or another callable) the check will run."""
         self.true(callable(value), what, expected=expected, found=value, hint=hint)
+
+    def async_function(self, value: Any, what: str, *, expected: str, hint: str | None = None) -> None:
+        """``value`` is an ``async def``: a plain function would fail later, where the check awaits it."""
+        self.true(inspect.iscoroutinefunction(value), what, expected=expected, found=value, hint=hint)
 
     def runs(self, function: Callable[..., T], *arguments: Any, what: str, expected: str, hint: str | None = None) -> T:
         """``function(*arguments)``, the student's code; if it raises, a failed check that shows the exception."""

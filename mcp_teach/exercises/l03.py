@@ -11,7 +11,6 @@ synchronous; 03.3, which talks to a server, runs its client with :func:`run_sync
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from fastmcp import FastMCP
@@ -234,11 +233,10 @@ async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
 
 @exercise("03.3", answers=("add_with_retry",))
 def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
-    check.true(
-        inspect.iscoroutinefunction(add_with_retry),
+    check.async_function(
+        add_with_retry,
         "add_with_retry",
         expected="an async function: async def add_with_retry(client, a, b)",
-        found=add_with_retry,
         hint="client.call_tool is awaited, so the function that calls it is async",
     )
     outcomes = run_sync(_retries(add_with_retry))

@@ -65,7 +65,7 @@ async def _gate(gated_call: Any) -> list[tuple[Any, list[str]]]:
 
 @exercise("04.1", answers=("gated_call", "gated"))
 def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> None:
-    check.function(
+    check.async_function(
         gated_call,
         "gated_call",
         expected="an async function (mcp, call)",
@@ -181,7 +181,7 @@ async def _prompt_tokens() -> list[int]:
 
 @exercise("04.3", answers=("budget_loop",))
 def a_token_budget(check: Checker, budget_loop: Any) -> None:
-    check.function(
+    check.async_function(
         budget_loop,
         "budget_loop",
         expected="an async function",

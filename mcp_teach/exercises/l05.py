@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import inspect
 import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
@@ -119,11 +118,10 @@ async def _handshake_on_a_fresh_server(handshake_by_hand: Callable[..., Awaitabl
 @exercise("05.2", answers=("handshake_by_hand",))
 def the_handshake_by_hand(check: Checker, handshake_by_hand: Any) -> None:
     """The 2025-11-25 session over streamable HTTP sent request by request, the session id carried by hand."""
-    check.true(
-        inspect.iscoroutinefunction(handshake_by_hand),
+    check.async_function(
+        handshake_by_hand,
         "handshake_by_hand",
         expected="an async function (url, http) -> list of httpx2 responses",
-        found=handshake_by_hand,
         hint="async def handshake_by_hand(url, http): ... return [reply, ...]",
     )
     replies = check.runs(

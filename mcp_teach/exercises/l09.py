@@ -13,7 +13,6 @@ The checks are synchronous; they run their clients with :func:`run_sync`.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 from fastmcp import Context, FastMCP
@@ -119,11 +118,10 @@ async def _progress_lines(server: FastMCP, tool: str, arguments: dict[str, Any],
 
 @exercise("09.2", answers=("on_progress", "progress_lines"))
 def progress_handler(check: Checker, on_progress: Any, progress_lines: Any) -> None:
-    check.true(
-        inspect.iscoroutinefunction(on_progress),
+    check.async_function(
+        on_progress,
         "on_progress",
         expected="an async function (a progress handler)",
-        found=on_progress,
         hint="a handler is an `async def` with the signature shown in the task",
     )
     check.instance(progress_lines, list, "progress_lines", hint="a list your handler appends to")
@@ -177,11 +175,10 @@ def errors_only(check: Checker, build_backup: Any, keep_errors: Any, errors: Any
     check.function(build_backup, "build_backup", hint="build_backup makes a server and returns it")
     server = build_backup()
     check.instance(server, FastMCP, "build_backup()", hint="return the FastMCP server the function built")
-    check.true(
-        inspect.iscoroutinefunction(keep_errors),
+    check.async_function(
+        keep_errors,
         "keep_errors",
         expected="an async function (a log handler)",
-        found=keep_errors,
         hint="a handler is an `async def` taking one LogMessage",
     )
     check.instance(errors, list, "errors", hint="a list your handler appends to")
