@@ -55,6 +55,21 @@ def test_student_notebook_clears_exercise_outputs_and_keeps_the_lesson():
     assert solution_cell(student, "01.2").source == "# YOUR CODE HERE\npass"
 
 
+def test_a_cell_that_runs_the_solutions_loses_its_solved_output():
+    teaching = demo_lesson()
+    judged = nbformat.v4.new_code_cell(
+        "print(judge(build_server()))",
+        metadata={"tags": ["solved-output"]},
+        outputs=[nbformat.v4.new_output("stream", text="37/37 scenarios passed\n")],
+        execution_count=9,
+    )
+    teaching.cells.append(judged)
+    student, _ = student_notebook(teaching)
+    assert student.cells[-1].source == judged.source
+    assert student.cells[-1].outputs == [] and student.cells[-1].execution_count is None
+    assert teaching.cells[-1].outputs  # the solved lesson keeps its run
+
+
 def test_a_solution_cell_without_markers_is_refused():
     teaching = demo_lesson()
     solution_cell(teaching, "01.3").source = "squares = [n * n for n in numbers]"

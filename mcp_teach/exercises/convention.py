@@ -14,6 +14,9 @@ from typing import Any
 
 SOLUTION = "solution"
 CHECK = "check"
+#: A code cell that runs what the solutions built (a whole server judged, say): its solved run's output would
+#: show a blank lesson's student a result they have not earned, so the student copy clears it too.
+SOLVED_OUTPUT = "solved-output"
 EXERCISE_TAG = re.compile(r"^exercise:(\d{2}\.\d+)$")
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"

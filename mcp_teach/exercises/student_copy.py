@@ -7,7 +7,8 @@
 In every cell tagged ``solution`` each ``### BEGIN SOLUTION`` … ``### END SOLUTION`` block (markers
 included) becomes ``# YOUR CODE HERE`` + ``pass`` at the markers' indentation (nothing that raises, so Run All
 goes on);
-solution and check cells lose their outputs and execution counts; everything else is kept as is.
+solution and check cells, and cells tagged ``solved-output`` (they run what the solutions built), lose their
+outputs and execution counts; everything else is kept as is.
 Running it on its own output changes nothing, and a notebook without exercises is copied byte for byte.
 """
 
@@ -22,7 +23,17 @@ from typing import Any
 
 import nbformat
 
-from mcp_teach.exercises.convention import BEGIN, CHECK, END, PLACEHOLDER, SOLUTION, ConventionError, describe, tags
+from mcp_teach.exercises.convention import (
+    BEGIN,
+    CHECK,
+    END,
+    PLACEHOLDER,
+    SOLUTION,
+    SOLVED_OUTPUT,
+    ConventionError,
+    describe,
+    tags,
+)
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,7 @@ def student_notebook(notebook: Any) -> tuple[Any, int]:
     solutions = 0
     for index, cell in enumerate(student.cells):
         cell_tags = tags(cell)
-        if cell.cell_type != "code" or not (SOLUTION in cell_tags or CHECK in cell_tags):
+        if cell.cell_type != "code" or not {SOLUTION, CHECK, SOLVED_OUTPUT} & set(cell_tags):
             continue
         if SOLUTION in cell_tags:
             solutions += 1
