@@ -4,8 +4,8 @@ Rules (the budget's definitions), applied to the solved lessons ``notebooks/solu
 
 - The **optional part** of a lesson starts at a markdown heading ``## Going deeper (optional)`` and runs to the next
   level-2 heading (``## Exercises``, say) or the end. Everything else is the **core**, the exercises included.
-- The **exercises** are the ``## Exercises`` part, and each exercise set inside a section (lesson 13 has one per
-  step): its ``### Exercise NN.K`` markdown cell and the code cells up to the next markdown cell.
+- The **exercises** are the ``## Exercises`` part, and each exercise set inside a section (lessons 13 and 14 set
+  theirs in their steps): its ``### Exercise NN.K`` markdown cell and the code cells up to the next markdown cell.
 - **Words**: whitespace-separated words of the core's markdown cells, fenced code blocks left out.
 - **Core minutes** = words outside the exercises / 150 (technical prose read with care) + 1 minute per core code
   cell outside the exercises, rounded up to a multiple of 5. The first cell, which installs the course on a hosted

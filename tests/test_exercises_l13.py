@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
-from fastmcp import Context, FastMCP
+from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 
 from mcp_teach.exercises import check
@@ -38,18 +38,15 @@ def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.Capt
 
 
 def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
-    assert LESSON.assert_answers_defined_nowhere_else() == [*EXERCISES, "13.8"]
+    assert LESSON.assert_answers_defined_nowhere_else() == [*EXERCISES]
 
 
 def test_each_answer_is_the_package_step_it_replaces() -> None:
     assert [step.answer for step in EXERCISES.values()] == [
         "add_content_tools",
-        "add_logging",
-        "add_elicitation",
         "add_more_input_required",
         "add_watched_resources",
         "add_rich_prompts",
-        "add_prompt_changes",
     ]
     assert all(callable(getattr(capstone, step.answer)) for step in EXERCISES.values())
 
@@ -91,40 +88,10 @@ def test_a_tool_error_sent_as_a_normal_result_fails_tools_call_error(node_folder
     )
 
 
-def test_a_missing_capability_that_proceeds_fails_server_stateless(node_folder: Path) -> None:
-    def proceeds(mcp: FastMCP) -> None:
-        capstone.add_elicitation(mcp)
-        mcp.local_provider.remove_tool("test_missing_capability")
-
-        @mcp.tool(output_schema=None)
-        async def test_missing_capability(ctx: Context) -> str:
-            """Does not check the client's capabilities."""
-            return "proceeding"
-
-    failed_with(
-        "13.3",
-        {"add_elicitation": proceeds},
-        "3 of 4 pass",
-        "server-stateless (2026-07-28) FAIL",
-        "it MUST reject with -32021",
-        "answerable(ctx, sampling_request",
-    )
-
-
-def test_a_missing_prompt_change_is_a_warning_and_fails(node_folder: Path) -> None:
-    failed_with(
-        "13.7",
-        {"add_prompt_changes": blank},
-        "server-stateless (2026-07-28) WARN",
-        "no notifications/prompts/list_changed arrived",
-        "PromptsListChanged()",
-    )
-
-
 def test_while_grading_a_blank_step_is_not_attempted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(GRADING_VARIABLE, "autograde")
-    with pytest.raises(ExerciseNotAttempted, match=r"13\.4 — not attempted yet: write the body of add_more_input"):
-        check("13.4", {"add_more_input_required": blank})
+    with pytest.raises(ExerciseNotAttempted, match=r"13\.2 — not attempted yet: write the body of add_more_input"):
+        check("13.2", {"add_more_input_required": blank})
     assert not is_placeholder(capstone.add_more_input_required)
 
 
@@ -132,8 +99,8 @@ def test_a_step_that_raises_is_reported_before_the_suite_runs() -> None:
     def broken(mcp: FastMCP, bus: object) -> None:
         raise ToolError("typo in a decorator")
 
-    failed_with("13.5", {"add_watched_resources": broken}, "building the server", "ToolError: typo in a decorator")
+    failed_with("13.3", {"add_watched_resources": broken}, "building the server", "ToolError: typo in a decorator")
 
 
 def test_an_answer_that_is_not_a_function_fails() -> None:
-    failed_with("13.2", {"add_logging": "add_logging"}, "add_logging", "a function")
+    failed_with("13.4", {"add_rich_prompts": "add_rich_prompts"}, "add_rich_prompts", "a function")

@@ -12,10 +12,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks" / "lesson_size.py"
 SOLVED = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
-#: Lessons whose core is still being cut to size: each must still be over (remove it here when it is not).
-#: Lesson 13 holds seven conformance steps (each an exercise) and a web-API tool, its tests and shipping: its words
-#: (with the exercises') are over the budget until it is split into two sittings.
-OVER_FOR_NOW: set[str] = {"13_capstone"}
 
 
 @pytest.fixture(scope="module")
@@ -68,11 +64,7 @@ def test_a_lesson_that_states_the_wrong_time_is_over(sizes, tmp_path: Path) -> N
 
 @pytest.mark.parametrize("notebook", SOLVED, ids=[path.stem for path in SOLVED])
 def test_every_lesson_is_a_sitting(sizes, notebook: Path) -> None:
-    over = sizes.measure(notebook).over_budget()
-    if notebook.stem in OVER_FOR_NOW:
-        assert over, f"{notebook.stem} is within its budget now: remove it from OVER_FOR_NOW"
-    else:
-        assert over == []
+    assert sizes.measure(notebook).over_budget() == []
 
 
 def test_the_instructors_outline_states_each_lessons_times(sizes) -> None:

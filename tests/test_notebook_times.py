@@ -80,6 +80,7 @@ def test_the_capstone_is_left_out_of_the_mean_with_budgets_of_its_own(times) -> 
     capstone = lesson(times, "13_capstone", *[7.0] * 10)  # 70 s = 35 units, cells of 3.5 units
     short = lesson(times, "05_transports", 1.0, 1.0)
     assert times.is_capstone("13_capstone") and not times.is_capstone("06_latency_lab")
+    assert not times.is_capstone("14_web_api_and_shipping")  # the lesson after it has the ordinary budget
     assert times.lesson_mean([capstone, short]) == 2.0
     assert times.budget_breaches([capstone, short], UNIT) == []
     assert "(capstone 13_capstone left out)" in "\n".join(times.report([capstone, short], UNIT))

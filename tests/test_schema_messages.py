@@ -120,9 +120,9 @@ CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
     ("09", "l09-43"): (LEGACY, 'shows logged["legacy"] (logging/setLevel is handshake-era only)'),
     ("09", "l09-47"): (MODERN, "teaching_client(modern_change): mode auto, subscriptions/listen"),
     ("09", "b41d6f2e"): (LEGACY, 'teaching_client(legacy_url, mode="legacy", ...): URL-mode elicitation/create'),
-    ("13", "8ece983c"): (LEGACY, "MCP Inspector's recorded session: each connection starts with initialize"),
     ("12", "85d03b57"): (MODERN, "attack_host connects with teaching_client(c): mode auto, in memory"),
     ("12", "333d2ada"): (MODERN, "teaching_client(rug): mode auto, in memory, subscriptions/listen"),
+    ("14", "8ece983c"): (LEGACY, "MCP Inspector's recorded session: each connection starts with initialize"),
 }
 
 #: (lesson, cell, what) -> the method a response answers whose request the output does not show.

@@ -1,17 +1,15 @@
 """Lesson 13's exercises (the capstone server): what each one expects, for ``check("13.k")``.
 
-Each exercise writes one step function of the capstone server (``add_content_tools(mcp)``...). Its check builds
+Four of the steps are exercises, each one step function of the capstone server (``add_content_tools(mcp)``...);
+the others are worked examples, shown complete in the lesson. An exercise's check builds
 the package's capstone server (:mod:`mcp_teach.servers.capstone`) with the student's function in place of that
 step's own, serves it on 127.0.0.1 and runs the official conformance suite's scenarios for the step: the suite is
 the judge, and a failure names each failing scenario with the suite's own messages and a hint.
 
 - 13.1 ``add_content_tools``: audio, an embedded resource, mixed content, a tool error (2026-07-28);
-- 13.2 ``add_logging``: log messages while a tool runs (2025-11-25, where a log needs no per-request level);
-- 13.3 ``add_elicitation``: three forms (2025-11-25) and a tool that needs sampling (2026-07-28's -32021);
-- 13.4 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28);
-- 13.5 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25);
-- 13.6 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28);
-- 13.7 ``add_prompt_changes``: a prompt list change heard on ``subscriptions/listen`` (2026-07-28).
+- 13.2 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28);
+- 13.3 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25);
+- 13.4 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28).
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from mcp_teach.conformance import WIDTH, ConformanceError, ScenarioResult, Suite
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, exercise
 from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted, described
-from mcp_teach.exercises.l13_ship import ANSWERS, refusal_explained
 from mcp_teach.servers import capstone
 
 #: The capstone's steps in the order :func:`~mcp_teach.servers.capstone.build_capstone_server` adds them.
@@ -60,13 +57,6 @@ HINTS = {
     "tools-call-mixed-content": "return a list: the text, an Image, an EmbeddedResource (application/json), in order",
     "tools-call-error": "raise ToolError(...): a tool execution error is a result with isError: true, not a "
     "JSON-RPC error",
-    "tools-call-with-logging": "test_tool_with_logging awaits ctx.info(...) three times, with the suite's three texts",
-    "tools-call-elicitation": "test_elicitation(message, ctx) asks ask_client(ctx, 'user', elicit_form(message, "
-    "{username, email}, [both required])) and reports action and content",
-    "elicitation-sep1034-defaults": "every field of DEFAULTS_FIELDS keeps its 'default'; none is required",
-    "elicitation-sep1330-enums": "send ENUM_FIELDS as they are; none is required",
-    "server-stateless": "without the sampling capability test_missing_capability must fail before it answers: "
-    "answerable(ctx, sampling_request(...)) raises -32021 in 2026-07-28 (a tool error in 2025-11-25)",
     "input-required-result-basic-sampling": "first call: InputRequiredResult(input_requests={'capital_question': "
     "sampling_request(SAMPLING_PROMPT)}); the retry finds a CreateMessageResult in ctx.input_responses",
     "input-required-result-basic-list-roots": "ask {'client_roots': mcp_types.ListRootsRequest()}; the retry finds "
@@ -86,10 +76,6 @@ HINTS = {
     "completion-complete": "@mcp.completion: a function (ref, argument, context) returning the values that start "
     "with argument.value",
 }
-PROMPT_CHANGE_HINT = (
-    "test_trigger_prompt_change adds a prompt and removes it, then publishes PromptsListChanged() on the bus "
-    "(2026-07-28) or sends a PromptListChangedNotification (2025-11-25), as test_trigger_tool_change does"
-)
 
 
 @dataclass(frozen=True)
@@ -101,8 +87,8 @@ class Step:
     hints: dict[str, str]
 
 
-def _hints(*names: str, **others: str) -> dict[str, str]:
-    return {name: HINTS[name] for name in names} | others
+def _hints(*names: str) -> dict[str, str]:
+    return {name: HINTS[name] for name in names}
 
 
 EXERCISES = {
@@ -118,18 +104,7 @@ EXERCISES = {
         },
         _hints("tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error"),
     ),
-    "13.2": Step("add_logging", {"2025-11-25": ("tools-call-with-logging",)}, _hints("tools-call-with-logging")),
-    "13.3": Step(
-        "add_elicitation",
-        {
-            "2025-11-25": ("tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"),
-            "2026-07-28": ("server-stateless",),
-        },
-        _hints(
-            "tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums", "server-stateless"
-        ),
-    ),
-    "13.4": Step(
+    "13.2": Step(
         "add_more_input_required",
         {
             "2026-07-28": (
@@ -146,17 +121,16 @@ EXERCISES = {
             "input-required-result-multi-round",
         ),
     ),
-    "13.5": Step(
+    "13.3": Step(
         "add_watched_resources",
         {"2025-11-25": ("resources-templates-read", "resources-subscribe", "resources-unsubscribe")},
         _hints("resources-templates-read", "resources-subscribe", "resources-unsubscribe"),
     ),
-    "13.6": Step(
+    "13.4": Step(
         "add_rich_prompts",
         {"2026-07-28": ("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete")},
         _hints("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete"),
     ),
-    "13.7": Step("add_prompt_changes", {"2026-07-28": ("server-stateless",)}, {"server-stateless": PROMPT_CHANGE_HINT}),
 }
 
 
@@ -257,7 +231,3 @@ def _register(exercise_id: str) -> None:
 
 for _exercise_id in EXERCISES:
     _register(_exercise_id)
-
-
-# Exercise 13.8 (section 9, the GitHub tool) is not a conformance step: its check lives beside the tool's.
-exercise("13.8", answers=ANSWERS)(refusal_explained)

@@ -3,7 +3,7 @@
 ``gates``, its folder kept by ``notes_store``) and ``capstone`` (lesson 13: the official conformance suite's
 fixtures). For one lesson only: ``lowlevel_calculator``, the calculator on
 mcp's low-level ``Server`` (lesson 08), and lesson 12's ``workspace`` (the user's own files) and ``untrusted`` (a
-server that attacks the model); lesson 13's ``github_facts`` (a tool that calls GitHub's REST API, added to a
+server that attacks the model); lesson 14's ``github_facts`` (a tool that calls GitHub's REST API, added to a
 server with ``add_github_tool``) and ``github_replay`` (GitHub's stored answers, played back on loopback).
 
 Beside them, the errors they explain: ``explained_errors`` (tool arguments, unknown tools, params that do not

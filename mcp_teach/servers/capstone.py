@@ -526,7 +526,7 @@ def add_prompt_changes(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
 
 
 def build_capstone_server() -> FastMCP:
-    """A fresh capstone server: every step's fixtures, the GitHub tool (section 9), its own listen bus and its
+    """A fresh capstone server: every step's fixtures, the GitHub tool (lesson 14), its own listen bus and its
     own requestState key."""
     mcp = new_server()
     bus = InMemorySubscriptionBus()

@@ -1,4 +1,4 @@
-"""A tool that calls a real web API: a repository's facts from GitHub's REST API (lesson 13).
+"""A tool that calls a real web API: a repository's facts from GitHub's REST API (lesson 14).
 
 What a real server's tool meets that a calculator does not, each with the answer a model can act on:
 
@@ -16,7 +16,7 @@ What a real server's tool meets that a calculator does not, each with the answer
 - A timeout, so a slow network cannot hang the tool; when GitHub cannot be reached at all, a stored answer from
   ``github_responses.json`` (package data), labelled as a recording with its date.
 
-``GITHUB_API_URL`` (default ``https://api.github.com``) points the tool elsewhere: lesson 13 and the tests point it
+``GITHUB_API_URL`` (default ``https://api.github.com``) points the tool elsewhere: lesson 14 and the tests point it
 at :mod:`mcp_teach.servers.github_replay`, a loopback server that plays GitHub's answers back.
 """
 

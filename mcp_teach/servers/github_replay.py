@@ -1,4 +1,4 @@
-"""A loopback HTTP server that plays GitHub's answers back, so lesson 13's web-API tool runs offline and the same.
+"""A loopback HTTP server that plays GitHub's answers back, so lesson 14's web-API tool runs offline and the same.
 
 It is a real server on 127.0.0.1 (the tool's ``httpx2`` client connects to it as to ``api.github.com``); only the
 answers are stored (``github_responses.json``). ``scenario`` picks one: ``"live"`` answers the stored repository

@@ -1,4 +1,4 @@
-"""Lesson 13, shipping the capstone: the hosts' configuration files, MCP Inspector's CLI, a recorded host session.
+"""Lesson 14, shipping the capstone: the hosts' configuration files, MCP Inspector's CLI, a recorded host session.
 
 A host (Claude Desktop, VS Code) starts a stdio server from a ``command`` and ``args`` in its JSON configuration;
 the course wraps that command in ``mcp-teach tap`` so what the host really sends is recorded. Claude Desktop's
@@ -27,7 +27,7 @@ INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 #: The entry's name in both hosts' files: the user's name for the server, not the server's own.
 ENTRY = "capstone-tapped"
 #: What MCP Inspector's CLI sent and received through ``mcp-teach tap``: ``tools/list``, then ``tools/call``.
-INSPECTOR_SESSION = Path(__file__).with_name("l13_inspector_session.jsonl")
+INSPECTOR_SESSION = Path(__file__).with_name("l14_inspector_session.jsonl")
 CONFIG_FILES = {
     "Claude Desktop": (
         "macOS: ~/Library/Application Support/Claude/claude_desktop_config.json; "

@@ -7,7 +7,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mcp_teach.lessons.l13_cell_tests import run_cell_tests
+from mcp_teach.lessons.l14_cell_tests import run_cell_tests
 
 PASSING_AND_FAILING = """
 import pytest

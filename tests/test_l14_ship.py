@@ -20,7 +20,7 @@ import pytest
 from fastmcp import Client
 from support import initialize
 
-from mcp_teach.lessons.l13_ship import (
+from mcp_teach.lessons.l14_ship import (
     ENTRY,
     INSPECTOR_SESSION,
     claude_desktop_config,

@@ -1,6 +1,6 @@
 """Run a cell's pytest tests for real: the source as a test file in a temporary folder, collected and run by pytest.
 
-Lesson 13 writes its tests in cells, as a project keeps them in ``tests/``. pytest runs in this process, on a
+Lesson 14 writes its tests in cells, as a project keeps them in ``tests/``. pytest runs in this process, on a
 thread of its own (anyio's plugin then runs each ``async`` test in a fresh event loop, not the kernel's), because
 a fresh interpreter spends about two seconds importing pytest and fastmcp before the first test. What a reader
 looks for is all that is shown: one line per test and the counts, without timings, the same on every run.

@@ -1,0 +1,232 @@
+"""Lesson 14's exercises (a web-API tool, its tests, shipping): what each one expects, for ``check("14.k")``.
+
+- 14.1 ``explain_refusal(response, repository)``: GitHub's 451 (Unavailable For Legal Reasons, RFC 7725: a
+  repository blocked, e.g. by a DMCA takedown) becomes a ToolError that names the status, the legal reason and the
+  repository; every other refusal is left to ``github_error``. The check asks the loopback replay of GitHub for real
+  responses (451, 403 rate-limited, 403 forbidden, 404) and judges what the function returns for each.
+- 14.2 ``BAD_NAME_TESTS``: pytest tests of the student's own, run by real pytest (``run_cell_tests``), that a name
+  which is not ``owner/name`` never reaches GitHub. They must pass on the course's tool and fail on a twin that
+  puts any text into the URL: a test that cannot fail tests nothing.
+- 14.3 ``HOST_CONFIG``: VS Code's ``.vscode/mcp.json`` for the capstone, its token asked for, never written. The
+  check starts the entry's command as the host would (over stdio, with the entry's ``env``) and lists its tools.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import httpx2
+import pytest
+from fastmcp import Client, FastMCP
+from fastmcp.client.transports import StdioTransport
+from fastmcp.exceptions import ToolError
+
+from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.catalogue import exercise
+from mcp_teach.exercises.check import Checker, described
+from mcp_teach.lessons.l14_cell_tests import CellTestRun, run_cell_tests
+from mcp_teach.servers import capstone, github_facts
+from mcp_teach.servers.github_facts import (
+    API_URL_VARIABLE,
+    GITHUB_API,
+    TIMEOUT_SECONDS,
+    github_error,
+    github_headers,
+    repository_facts,
+)
+from mcp_teach.servers.github_replay import GitHubReplay
+from mcp_teach.transports.in_process import STDIO_LOG
+
+REPOSITORY = "octocat/blocked-example"
+#: The other refusals the check asks the replay for ("live" does not know the repository: 404).
+DELEGATED = ("rate_limited", "forbidden", "live")
+
+
+def _response(scenario: str) -> httpx2.Response:
+    """A real response from the replay server, read in full."""
+    with GitHubReplay(scenario) as github:
+        return httpx2.get(f"{github.url}/repos/{REPOSITORY}")
+
+
+def _explained(check: Checker, explain_refusal: Any, response: httpx2.Response) -> str:
+    error = check.runs(
+        explain_refusal,
+        response,
+        REPOSITORY,
+        what=f"explain_refusal(<the {response.status_code} response>, {REPOSITORY!r})",
+        expected="a ToolError, returned",
+        hint="return ToolError(...), do not raise it: the tool raises what you return",
+    )
+    check.instance(error, ToolError, f"what explain_refusal returns for {response.status_code}")
+    return str(error)
+
+
+@exercise("14.1", answers=("explain_refusal",))
+def refusal_explained(check: Checker, explain_refusal: Any) -> None:
+    check.function(explain_refusal, "explain_refusal", hint="def explain_refusal(response, repository):")
+    blocked = _explained(check, explain_refusal, _response("blocked"))
+    for word in ("451", "legal", REPOSITORY):
+        check.true(
+            word in blocked.lower(),
+            f"the words of the 451 error: {word!r}",
+            expected=f"a sentence containing {word!r}",
+            found=blocked,
+            hint=f'f"GitHub blocks {{repository!r}} for legal reasons (451): ..." (what was {REPOSITORY!r})',
+        )
+    check.true(
+        "retry" in blocked.lower() or "try again" in blocked.lower(),
+        "what the 451 error tells the model to do",
+        expected="that no retry (and no token) will help",
+        found=blocked,
+        hint="a model that is told nothing retries: say that retrying will not help",
+    )
+    for scenario in DELEGATED:
+        response = _response(scenario)
+        check.equal(
+            _explained(check, explain_refusal, response),
+            str(github_error(response, REPOSITORY)),
+            f"explain_refusal for {scenario} ({response.status_code})",
+            hint="for any status but 451, return github_error(response, repository)",
+        )
+    print("451 explained as a legal block; 403 rate-limited, 403 forbidden and 404 left to github_error")
+
+
+def add_unchecked_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
+    """``github_repository`` without the check of its input: any text goes into the URL. 14.2's tests must catch it."""
+
+    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": True})
+    async def github_repository(repository: str) -> dict[str, Any]:
+        """Facts about a public GitHub repository (owner/name)."""
+        base_url = os.environ.get(API_URL_VARIABLE, GITHUB_API).rstrip("/")
+        async with httpx2.AsyncClient(base_url=base_url, headers=github_headers(), timeout=timeout) as http:
+            response = await http.get(f"/repos/{repository}")
+        if response.status_code != 200:
+            raise github_error(response, repository)
+        return repository_facts(response.json(), source=f"live from {base_url}")
+
+
+def _report(run: CellTestRun) -> str:
+    return "; ".join(run.lines)
+
+
+@exercise("14.2", answers=("BAD_NAME_TESTS",))
+def bad_names_are_tested(check: Checker, source: Any) -> None:
+    check.instance(source, str, "BAD_NAME_TESTS", hint='BAD_NAME_TESTS = """ ... """: the test file, as a string')
+    real = run_cell_tests(source)
+    check.true(
+        real.exit_code != pytest.ExitCode.NO_TESTS_COLLECTED,
+        "your tests on the course's github_repository",
+        expected="at least one test that runs",
+        found=_report(real),
+        hint="a test is a function named test_...; an async one needs @pytest.mark.anyio (or pytestmark)",
+    )
+    check.true(
+        real.passed,
+        "your tests on the course's github_repository",
+        expected="every test passes",
+        found=_report(real),
+        hint="the line of a failing test names its assertion; the tool answers a bad name with isError: true",
+    )
+    with (
+        patch.object(github_facts, "add_github_tool", add_unchecked_github_tool),
+        patch.object(capstone, "add_github_tool", add_unchecked_github_tool),
+    ):
+        unchecked = run_cell_tests(source)
+    check.true(
+        not unchecked.passed,
+        "your tests on a github_repository that sends any name to GitHub",
+        expected="at least one test fails: that tool does not check its input",
+        found=_report(unchecked),
+        hint="isError alone is true there too (GitHub answers 404): assert that the replay got no request "
+        "(github.requests == []), or that the message shows the owner/name form",
+    )
+    print("your tests pass on the tool and fail on its twin that sends any name to GitHub")
+
+
+#: ``${input:id}``: a value VS Code asks the user for (and keeps in its secret storage).
+INPUT = re.compile(r"\$\{input:([^}]+)\}")
+#: Stands in for the answer VS Code would give to a password input (made up).
+ANSWERED_INPUT = "made-up-answer"
+
+
+def _entry(check: Checker, config: Any) -> dict[str, Any]:
+    check.instance(config, dict, "HOST_CONFIG", hint='HOST_CONFIG = {"servers": {"capstone": {...}}}')
+    servers = config.get("servers")
+    check.true(
+        isinstance(servers, dict) and len(servers) == 1,
+        'HOST_CONFIG["servers"]',
+        expected="one entry: a name and its settings",
+        found=servers,
+        hint='VS Code\'s file names its servers under "servers" ("mcpServers" is Claude Desktop\'s)',
+    )
+    entry = next(iter(servers.values()))
+    check.instance(entry, dict, "the server's entry", hint='{"type": "stdio", "command": ..., "args": [...]}')
+    check.equal(entry.get("type"), "stdio", 'the entry\'s "type"', hint="a host starts this server over stdio")
+    command, args = entry.get("command"), entry.get("args", [])
+    check.true(
+        isinstance(command, str) and Path(command).is_absolute() and Path(command).exists(),
+        'the entry\'s "command"',
+        expected="the absolute path of a program that exists",
+        found=command,
+        hint="a host starts in its own folder with its own PATH: capstone_command()[0] is absolute",
+    )
+    check.true(
+        isinstance(args, list) and all(isinstance(arg, str) for arg in args),
+        'the entry\'s "args"',
+        expected="a list of strings",
+        found=args,
+        hint="capstone_command()[1:]",
+    )
+    return entry
+
+
+def _secrets_asked(check: Checker, config: dict[str, Any], entry: dict[str, Any]) -> dict[str, str]:
+    """The entry's ``env`` with each ``${input:id}`` answered; a token written into the file fails."""
+    env = entry.get("env", {})
+    check.instance(env, dict, 'the entry\'s "env"', hint='"env": {"GITHUB_TOKEN": "${input:github-token}"}')
+    token = env.get("GITHUB_TOKEN")
+    asked = INPUT.fullmatch(token) if isinstance(token, str) else None
+    check.true(
+        asked is not None,
+        'the entry\'s env["GITHUB_TOKEN"]',
+        expected="${input:<id>}: VS Code asks for it, the file never holds it",
+        found=token,
+        hint='"GITHUB_TOKEN": "${input:github-token}", and that input in "inputs"',
+    )
+    inputs = {item.get("id"): item for item in config.get("inputs", []) if isinstance(item, dict)}
+    wanted = inputs.get(asked.group(1), {})
+    check.true(
+        wanted.get("type") == "promptString" and wanted.get("password") is True,
+        f'the input {asked.group(1)!r} in HOST_CONFIG["inputs"]',
+        expected='{"type": "promptString", "id": ..., "description": ..., "password": true}',
+        found=wanted or config.get("inputs"),
+        hint="password: true keeps the answer hidden as it is typed and in VS Code's secret storage",
+    )
+    return {name: INPUT.sub(ANSWERED_INPUT, str(value)) for name, value in env.items()}
+
+
+async def _listed_tools(command: str, args: list[str], env: dict[str, str]) -> list[str]:
+    async with Client(StdioTransport(command, args, env=env, log_file=STDIO_LOG)) as client:
+        return [tool.name for tool in await client.list_tools()]
+
+
+@exercise("14.3", answers=("HOST_CONFIG",))
+def host_config_starts(check: Checker, config: Any) -> None:
+    entry = _entry(check, config)
+    env = _secrets_asked(check, config, entry)
+    try:
+        tools = run_sync(_listed_tools(entry["command"], entry.get("args", []), env))
+    except Exception as error:  # reported as feedback: the host would show the same failure
+        check.fail(
+            "starting the entry as a host does, over stdio",
+            "the capstone starts and lists its tools",
+            described(error),
+            "run the command and its args in a terminal: it should wait for JSON-RPC on stdin",
+        )
+    for name in ("test_simple_text", "github_repository"):
+        check.contains(tools, name, "the tools the started server lists", hint="the command must start the capstone")
+    print(f"the entry starts the capstone over stdio: {len(tools)} tools, github_repository among them")

@@ -1,0 +1,162 @@
+"""mcp_teach.exercises.l14: the solved lesson's answers pass; wrong ones fail with expected / found / hint.
+
+14.1: a 451 explained as a legal block passes; leaving it to github_error, raising instead of returning, or
+rewording the other refusals fails. 14.2: the lesson's tests pass on the tool and fail on its unchecked twin; tests
+that cannot tell the two apart, that fail, or that do not run, fail the check. 14.3: the lesson's VS Code entry
+really starts the capstone over stdio; a token in the file, a relative command, Claude Desktop's key or a command
+that is not a server fail. The right answers of 14.2 and 14.3 are the solution cells of
+``notebooks/solutions/14_web_api_and_shipping.ipynb``, run here.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+from exercise_support import SolvedLesson, assert_not_attempted, failed_with
+from fastmcp import Client, FastMCP
+from fastmcp.exceptions import ToolError
+
+from mcp_teach.exercises import check
+from mcp_teach.exercises.check import Checker, ExerciseFailed
+from mcp_teach.exercises.l14 import add_unchecked_github_tool, refusal_explained
+from mcp_teach.lessons.l14_cell_tests import run_cell_tests
+from mcp_teach.lessons.l14_ship import capstone_command
+from mcp_teach.servers.github_facts import github_error
+from mcp_teach.servers.github_replay import GitHubReplay
+
+LESSON = SolvedLesson(
+    "14_web_api_and_shipping.ipynb", {"run_cell_tests": run_cell_tests, "capstone_command": capstone_command}
+)
+EXERCISES = ["14.1", "14.2", "14.3"]
+
+
+def solution(response, repository):
+    if response.status_code == 451:
+        return ToolError(
+            f"GitHub blocks {repository!r} for legal reasons (451): the API will not serve it; "
+            "no retry or token will help."
+        )
+    return github_error(response, repository)
+
+
+def raising(response, repository):
+    raise solution(response, repository)
+
+
+def rewording(response, repository):
+    return ToolError(f"GitHub refused {repository!r} for legal reasons (451): do not retry.")
+
+
+@pytest.mark.parametrize("exercise_id", EXERCISES)
+def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    assert_not_attempted(exercise_id, capsys, monkeypatch)
+
+
+def test_the_answers_are_defined_nowhere_else_in_the_lesson() -> None:
+    assert LESSON.assert_answers_defined_nowhere_else() == EXERCISES
+
+
+def test_the_refusal_solution_passes(capsys) -> None:
+    refusal_explained(Checker("14.1"), solution)
+    assert "451 explained as a legal block" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("answer", "hint"),
+    [
+        (github_error, "for legal reasons (451)"),
+        (raising, "return ToolError(...), do not raise it"),
+        (rewording, "for any status but 451, return github_error(response, repository)"),
+        ("not a function", "def explain_refusal(response, repository):"),
+    ],
+)
+def test_wrong_refusals_fail_with_a_hint(answer, hint) -> None:
+    with pytest.raises(ExerciseFailed) as failed:
+        refusal_explained(Checker("14.1"), answer)
+    assert hint in str(failed.value)
+
+
+def test_the_unchecked_twin_sends_a_bad_name_to_github(monkeypatch, run) -> None:
+    """What 14.2's tests must catch is real: the twin puts the name into the URL, and GitHub answers 404."""
+    twin = FastMCP("twin")
+    add_unchecked_github_tool(twin)
+
+    async def call() -> Any:
+        async with Client(twin) as client:
+            return await client.call_tool("github_repository", {"repository": "a/b/c"}, raise_on_error=False)
+
+    with GitHubReplay("live") as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        result = run(call)
+    assert result.is_error and "(404)" in result.content[0].text
+    assert [path for path, _ in github.requests] == ["/repos/a/b/c"]
+
+
+def test_the_lessons_tests_pass_and_catch_the_twin(capsys, run) -> None:
+    namespace = run(LESSON.run_solution, "14.2")
+    check("14.2", namespace)
+    out = capsys.readouterr().out
+    assert "fail on its twin" in out and "✔ Exercise 14.2 passed" in out
+
+
+TEST_HEAD = """
+import pytest
+from fastmcp import Client, FastMCP
+
+from mcp_teach.servers.github_facts import add_github_tool
+from mcp_teach.servers.github_replay import GitHubReplay
+
+
+@pytest.mark.anyio
+async def test_bad_name(monkeypatch):
+    server = FastMCP("github")
+    add_github_tool(server)
+    with GitHubReplay("live") as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        async with Client(server) as client:
+            result = await client.call_tool("github_repository", {"repository": "a/b/c"}, raise_on_error=False)
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "fragments"),
+    [
+        (TEST_HEAD + "    assert result.is_error\n", ("sends any name to GitHub", "github.requests == []")),
+        (TEST_HEAD + "    assert not result.is_error\n", ("every test passes", "FAILED test_cell.py::test_bad_name")),
+        ("def helper():\n    pass\n", ("at least one test that runs", "no tests ran")),
+        (42, ("BAD_NAME_TESTS", "a str")),
+    ],
+    ids=["cannot-fail", "fails", "no-tests", "not-a-string"],
+)
+def test_tests_that_cannot_tell_or_do_not_pass_fail(source, fragments) -> None:
+    failed_with("14.2", {"BAD_NAME_TESTS": source}, *fragments)
+
+
+def test_the_lessons_host_config_starts_the_capstone(capsys, run) -> None:
+    namespace = run(LESSON.run_solution, "14.3")
+    check("14.3", namespace)
+    assert "✔ Exercise 14.3 passed" in capsys.readouterr().out
+
+
+def _config(**changes) -> dict:
+    command, *args = capstone_command()
+    entry = {"type": "stdio", "command": command, "args": args, "env": {"GITHUB_TOKEN": "${input:github-token}"}}
+    token = {"type": "promptString", "id": "github-token", "description": "GitHub token", "password": True}
+    return {"inputs": [token], "servers": {"capstone": entry | changes}}
+
+
+@pytest.mark.parametrize(
+    ("config", "fragments"),
+    [
+        (_config(env={"GITHUB_TOKEN": "ghp_madeUpForThisTest0123456789"}), ("${input:<id>}", "never holds it")),
+        (_config(command="python"), ("the absolute path", "capstone_command()[0]")),
+        ({"mcpServers": _config()["servers"]}, ('HOST_CONFIG["servers"]', '"mcpServers" is Claude Desktop')),
+        ({"servers": _config()["servers"]}, ("'github-token'", "password: true")),
+        (_config(command=sys.executable, args=["-c", "pass"]), ("starting the entry", "lists its tools")),
+    ],
+    ids=["token-in-file", "relative-command", "claude-desktop-key", "input-not-declared", "not-a-server"],
+)
+def test_host_configs_that_leak_or_do_not_start_fail(config, fragments) -> None:
+    failed_with("14.3", {"HOST_CONFIG": config}, *fragments)
