@@ -12,6 +12,9 @@ from mcp_teach.wire.messages import Capture, as_capture
 
 T = TypeVar("T")
 
+#: The header that names a streamable HTTP session (2025-11-25, basic/transports, Session Management).
+SESSION_HEADER = "mcp-session-id"
+
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` to its end in a fresh event loop of a worker thread, and return its result.
@@ -54,6 +57,27 @@ def capture_answer(check: Checker, value: Any, name: str, hint: str) -> Capture:
     check.true(capture is not None, name, expected="a CaptureTransport", found=type(value).__name__, hint=hint)
     assert capture is not None
     return capture
+
+
+def made_capture(check: Checker, value: Any, name: str, made_by: str) -> Capture:
+    """The ``.capture`` of the object ``made_by`` gave the student; a failed check if ``value`` has none."""
+    capture = getattr(value, "capture", None)
+    check.true(
+        isinstance(capture, Capture),
+        name,
+        expected=f"the object {made_by} gave you (it records every message in .capture)",
+        found=value,
+        hint=f"store the object itself in {name}, not one of its messages or replies",
+    )
+    return capture
+
+
+def result_text(result: Any, separator: str = " ") -> str:
+    """The text blocks of a tool result (an SDK object or its wire dict), joined: what a model reads of it."""
+    blocks = result.get("content", []) if isinstance(result, dict) else result.content
+    return separator.join(
+        block.get("text", "") if isinstance(block, dict) else getattr(block, "text", "") for block in blocks
+    )
 
 
 def listed_tools(capture: Capture) -> list[dict[str, Any]]:
