@@ -80,11 +80,17 @@ def result_text(result: Any, separator: str = " ") -> str:
     )
 
 
+def replies(capture: Capture, method: str) -> list[dict[str, Any] | None]:
+    """The reply to every ``method`` request in ``capture``, in order (None where none came)."""
+    answered = [capture.response_to(request) for request in capture.requests(method)]
+    return [reply.message if reply is not None else None for reply in answered]
+
+
+def results(capture: Capture, method: str) -> list[dict[str, Any]]:
+    """The ``result`` of every successful reply to a ``method`` request in ``capture``, in order."""
+    return [reply["result"] for reply in replies(capture, method) if reply is not None and "result" in reply]
+
+
 def listed_tools(capture: Capture) -> list[dict[str, Any]]:
     """Every tool dict of every ``tools/list`` result in ``capture``, in order."""
-    tools = []
-    for request in capture.requests("tools/list"):
-        reply = capture.response_to(request)
-        if reply is not None and "result" in reply.message:
-            tools += reply.message["result"].get("tools", [])
-    return tools
+    return [tool for result in results(capture, "tools/list") for tool in result.get("tools", [])]

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.display.call_outcomes import attempt
-from mcp_teach.exercises.answers import result_text, run_sync
+from mcp_teach.exercises.answers import replies, result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
@@ -205,14 +205,9 @@ async def _session(target: Any, mode: str) -> Capture:
     return capture.capture
 
 
-def _answers(capture: Capture, method: str) -> list[dict[str, Any] | None]:
-    replies = [capture.response_to(request) for request in capture.requests(method)]
-    return [reply.message if reply is not None else None for reply in replies]
-
-
 def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str) -> dict[str, Any]:
     capture = run_sync(_session(LowLevelMemoryTransport(server), mode))
-    listed = (_answers(capture, "tools/list") or [None])[0]
+    listed = (replies(capture, "tools/list") or [None])[0]
     tools = (listed or {}).get("result", {}).get("tools")
     check.true(
         isinstance(tools, list),
@@ -240,7 +235,7 @@ def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str)
         found=problem or schema,
         hint='an object with one number: {"type": "object", "properties": {"result": {"type": "number"}}}',
     )
-    good, zero, add = (_answers(capture, "tools/call") + [None] * 3)[:3]
+    good, zero, add = (replies(capture, "tools/call") + [None] * 3)[:3]
     result = (good or {}).get("result")
     check.true(
         result is not None and not result.get("isError"),
@@ -287,7 +282,7 @@ def output_schema_kept(check: Checker, structured_server: Any) -> None:
     for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
         structured = _structured_checks(check, structured_server, mode, era)
         theirs = run_sync(_session(build_calculator_server(), mode))
-        fastmcp = _answers(theirs, "tools/call")[0]["result"]["structuredContent"]
+        fastmcp = replies(theirs, "tools/call")[0]["result"]["structuredContent"]
         check.equal(
             structured,
             fastmcp,
