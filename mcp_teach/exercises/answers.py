@@ -12,6 +12,9 @@ from mcp_teach.wire.messages import Capture, as_capture
 
 T = TypeVar("T")
 
+#: The header that names a streamable HTTP session (2025-11-25, basic/transports, Session Management).
+SESSION_HEADER = "mcp-session-id"
+
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` to its end in a fresh event loop of a worker thread, and return its result.
@@ -56,11 +59,38 @@ def capture_answer(check: Checker, value: Any, name: str, hint: str) -> Capture:
     return capture
 
 
+def made_capture(check: Checker, value: Any, name: str, made_by: str) -> Capture:
+    """The ``.capture`` of the object ``made_by`` gave the student; a failed check if ``value`` has none."""
+    capture = getattr(value, "capture", None)
+    check.true(
+        isinstance(capture, Capture),
+        name,
+        expected=f"the object {made_by} gave you (it records every message in .capture)",
+        found=value,
+        hint=f"store the object itself in {name}, not one of its messages or replies",
+    )
+    return capture
+
+
+def result_text(result: Any, separator: str = " ") -> str:
+    """The text blocks of a tool result (an SDK object or its wire dict), joined: what a model reads of it."""
+    blocks = result.get("content", []) if isinstance(result, dict) else result.content
+    return separator.join(
+        block.get("text", "") if isinstance(block, dict) else getattr(block, "text", "") for block in blocks
+    )
+
+
+def replies(capture: Capture, method: str) -> list[dict[str, Any] | None]:
+    """The reply to every ``method`` request in ``capture``, in order (None where none came)."""
+    answered = [capture.response_to(request) for request in capture.requests(method)]
+    return [reply.message if reply is not None else None for reply in answered]
+
+
+def results(capture: Capture, method: str) -> list[dict[str, Any]]:
+    """The ``result`` of every successful reply to a ``method`` request in ``capture``, in order."""
+    return [reply["result"] for reply in replies(capture, method) if reply is not None and "result" in reply]
+
+
 def listed_tools(capture: Capture) -> list[dict[str, Any]]:
     """Every tool dict of every ``tools/list`` result in ``capture``, in order."""
-    tools = []
-    for request in capture.requests("tools/list"):
-        reply = capture.response_to(request)
-        if reply is not None and "result" in reply.message:
-            tools += reply.message["result"].get("tools", [])
-    return tools
+    return [tool for result in results(capture, "tools/list") for tool in result.get("tools", [])]

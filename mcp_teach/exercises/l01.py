@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import SESSION_HEADER, made_capture, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.servers.calculator import build_calculator_server
@@ -22,7 +22,6 @@ from mcp_teach.wire.messages import Capture
 
 #: The three messages of a 2025-11-25 opening, as ``Capture.methods()`` names them.
 HANDSHAKE = ["initialize", "initialize (result)", "notifications/initialized"]
-SESSION_HEADER = "mcp-session-id"
 PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
@@ -51,22 +50,10 @@ def kinds(capture: Capture) -> dict[str, int]:
     return dict(Counter("response" if wire.kind == "error" else wire.kind for wire in capture))
 
 
-def _capture_of(check: Checker, value: Any, name: str, made_by: str) -> Capture:
-    capture = getattr(value, "capture", None)
-    check.true(
-        isinstance(capture, Capture),
-        name,
-        expected=f"the object {made_by} gave you (it records every message in .capture)",
-        found=value,
-        hint=f"store the object itself in {name}, not one of its messages or replies",
-    )
-    return capture
-
-
 @exercise("01.1", answers=("http_capture", "session_header"))
 def handshake_over_http(check: Checker, http_capture: Any, session_header: Any) -> None:
     """The 2025-11-25 handshake over streamable HTTP: same three messages, plus a session header."""
-    capture = _capture_of(check, http_capture, "http_capture", "CaptureTransport(url)")
+    capture = made_capture(check, http_capture, "http_capture", "CaptureTransport(url)")
     check.equal(
         capture.methods(),
         HANDSHAKE,
@@ -179,7 +166,7 @@ def propose_a_version(check: Checker, my_version: Any, raw: Any, negotiated: Any
         found=my_version,
         hint="every client proposes 2025-11-25 anyway; choose another version to see what the server decides",
     )
-    capture = _capture_of(check, raw, "raw", "RawMemoryServer() (or RawStdioServer())")
+    capture = made_capture(check, raw, "raw", "RawMemoryServer() (or RawStdioServer())")
     sent = capture.requests("initialize")
     check.equal(
         len(sent),
@@ -211,7 +198,7 @@ def propose_a_version(check: Checker, my_version: Any, raw: Any, negotiated: Any
 @exercise("01.4", answers=("discover_server", "envelope_error", "fixed_reply"))
 def missing_envelope_key(check: Checker, discover_server: Any, envelope_error: Any, fixed_reply: Any) -> None:
     """A server/discover without clientCapabilities is refused; the corrected one, on the same connection, is not."""
-    capture = _capture_of(check, discover_server, "discover_server", "RawMemoryServer() (or RawStdioServer())")
+    capture = made_capture(check, discover_server, "discover_server", "RawMemoryServer() (or RawStdioServer())")
     sent = capture.requests("server/discover")
     check.equal(
         len(sent),

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from mcp_teach.client import teaching_client
 from mcp_teach.display.call_outcomes import attempt
-from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
+from mcp_teach.exercises.answers import capture_answer, listed_tools, results, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 
@@ -167,8 +167,7 @@ def walk_the_pages(check: Checker, pages_capture: Any, all_names: Any, page_size
         "pages_capture = CaptureTransport(build_calculator_server(list_page_size=3))",
     )
     requests = capture.requests("tools/list")
-    replies = [capture.response_to(request) for request in requests]
-    pages = [reply.message["result"] for reply in replies if reply is not None and "result" in reply.message]
+    pages = results(capture, "tools/list")
     check.true(
         len(pages) > 0,
         "tools/list results in pages_capture",

@@ -20,7 +20,7 @@ from fastmcp.client.transports import StdioTransport
 from pydantic import Field
 
 from mcp_teach.display.json_diff import CaptureDiff, diff_captures
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import SESSION_HEADER, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.transports.in_process import serve_http
@@ -29,7 +29,6 @@ from mcp_teach.wire.modern_post import modern_post
 from mcp_teach.wire.raw_stdio import RawStdioServer
 from mcp_teach.wire.sse import sse_events
 
-SESSION_HEADER = "mcp-session-id"
 LEGACY = "2025-11-25"
 #: What exercise 05.2 sends, in order: (HTTP method, JSON-RPC method), and the status each must get.
 HANDSHAKE = (

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.lessons.l06_summary import format_ms
@@ -156,7 +156,7 @@ def larger_result(
     check.instance(build_blob_server(), FastMCP, "what build_blob_server() returns", hint="return the FastMCP server")
     tools, reply = run_sync(_blob_reply(build_blob_server, 1234))
     check.equal(tools, ["blob"], "the tools of build_blob_server()", hint="one tool, a function named blob")
-    text = reply.content[0].text
+    text = result_text(reply)
     check.equal(len(text), 1234, "the length of the text blob(size=1234) returns", hint="return 'x' * size")
     check.equal(
         set(text), {"x"}, "the characters in the text blob returns", hint="the text is made of the letter x only"

@@ -22,7 +22,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.display.call_outcomes import attempt
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import replies, result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
@@ -56,10 +56,6 @@ POWER_CALLS: tuple[tuple[dict[str, Any], float | None], ...] = (
 )
 
 
-def _text(result: Any) -> str:
-    return " ".join(getattr(block, "text", "") for block in result.content)
-
-
 def verdict(schema: dict[str, Any], arguments: Any) -> str:
     """What a JSON Schema 2020-12 validator says about ``arguments``: ``accepts`` or ``rejects (why)``."""
     errors = list(Draft202012Validator(schema).iter_errors(arguments))
@@ -90,7 +86,7 @@ async def _probe_power_server(server: Server[Any]) -> dict[str, Any]:
 def _said(outcome: Any) -> str:
     if isinstance(outcome, BaseException):
         return described(outcome)
-    return f"isError {outcome.is_error}, text {_text(outcome)!r}"
+    return f"isError {outcome.is_error}, text {result_text(outcome)!r}"
 
 
 @exercise("08.1", answers=("power_server",))
@@ -160,7 +156,7 @@ def power_tool(check: Checker, power_server: Any) -> None:
             )
             continue
         try:
-            value = float(_text(outcome))
+            value = float(result_text(outcome))
         except ValueError:
             value = math.nan
         check.true(
@@ -172,7 +168,7 @@ def power_tool(check: Checker, power_server: Any) -> None:
         )
     add = probe["add"]
     check.true(
-        not isinstance(add, BaseException) and _text(add) == "3.0",
+        not isinstance(add, BaseException) and result_text(add) == "3.0",
         "power_server's answer to calculator_add {'a': 1, 'b': 2}",
         expected="'3.0', as before",
         found=_said(add),
@@ -209,14 +205,9 @@ async def _session(target: Any, mode: str) -> Capture:
     return capture.capture
 
 
-def _answers(capture: Capture, method: str) -> list[dict[str, Any] | None]:
-    replies = [capture.response_to(request) for request in capture.requests(method)]
-    return [reply.message if reply is not None else None for reply in replies]
-
-
 def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str) -> dict[str, Any]:
     capture = run_sync(_session(LowLevelMemoryTransport(server), mode))
-    listed = (_answers(capture, "tools/list") or [None])[0]
+    listed = (replies(capture, "tools/list") or [None])[0]
     tools = (listed or {}).get("result", {}).get("tools")
     check.true(
         isinstance(tools, list),
@@ -244,7 +235,7 @@ def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str)
         found=problem or schema,
         hint='an object with one number: {"type": "object", "properties": {"result": {"type": "number"}}}',
     )
-    good, zero, add = (_answers(capture, "tools/call") + [None] * 3)[:3]
+    good, zero, add = (replies(capture, "tools/call") + [None] * 3)[:3]
     result = (good or {}).get("result")
     check.true(
         result is not None and not result.get("isError"),
@@ -262,8 +253,12 @@ def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str)
         found=f"{structured!r}: the schema {said}",
         hint="result.structured_content = {'result': ...} when the call succeeded",
     )
-    text = " ".join(block.get("text", "") for block in result.get("content", []))
-    check.equal(text, "0.25", f"the text of calculator_divide {{'a': 1, 'b': 4}} ({era})", hint="keep the text block")
+    check.equal(
+        result_text(result),
+        "0.25",
+        f"the text of calculator_divide {{'a': 1, 'b': 4}} ({era})",
+        hint="keep the text block",
+    )
     for reply, what, expected in ((zero, "calculator_divide {'a': 1, 'b': 0}", True), (add, "calculator_add", False)):
         outcome = (reply or {}).get("result", {})
         check.true(
@@ -287,7 +282,7 @@ def output_schema_kept(check: Checker, structured_server: Any) -> None:
     for mode, era in (("auto", "2026-07-28"), ("legacy", "2025-11-25")):
         structured = _structured_checks(check, structured_server, mode, era)
         theirs = run_sync(_session(build_calculator_server(), mode))
-        fastmcp = _answers(theirs, "tools/call")[0]["result"]["structuredContent"]
+        fastmcp = replies(theirs, "tools/call")[0]["result"]["structuredContent"]
         check.equal(
             structured,
             fastmcp,

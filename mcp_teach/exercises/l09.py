@@ -19,7 +19,7 @@ from fastmcp import Context, FastMCP
 from fastmcp.client.elicitation import ElicitResult
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.servers.assistant import build_assistant_server
@@ -44,7 +44,7 @@ async def _greet_twice(server: FastMCP, mode: str) -> tuple[list[str], Capture]:
         said = []
         for _ in GREETINGS:
             result = await client.call_tool("greet", {}, raise_on_error=False)
-            said.append(result.content[0].text if result.content else "")
+            said.append(result_text(result))
     return said, capture.capture
 
 
@@ -167,7 +167,7 @@ async def _log_run(server: FastMCP, tool: str, handler: Any, errors: list) -> tu
     capture = CaptureTransport(server)
     async with teaching_client(capture, log_handler=handler) as client:
         result = await client.call_tool(tool, {}, raise_on_error=False)
-    return (result.content[0].text if result.content else ""), capture.capture
+    return result_text(result), capture.capture
 
 
 @exercise("09.3", answers=("build_backup", "keep_errors", "errors"))

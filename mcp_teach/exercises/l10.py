@@ -20,7 +20,7 @@ from fastmcp import Client, FastMCP
 from fastmcp.mcp_config import MCPConfig
 
 from mcp_teach.display.call_outcomes import attempt
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.llm.openai_tools import is_openai_name
@@ -149,7 +149,7 @@ def check_divide_only(c: Checker, divide_only: Any) -> None:
         not divided.is_error and divided.data == 0.25,
         "calculator_divide(1, 4)",
         expected="0.25",
-        found=divided.content[0].text if divided.content else divided,
+        found=result_text(divided) or divided,
         hint="the allowed tool must still work",
     )
     refused = isinstance(added, Exception) or added.is_error

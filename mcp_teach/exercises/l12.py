@@ -22,7 +22,7 @@ import mcp_types
 from fastmcp.server.middleware import Middleware
 
 from mcp_teach.client import teaching_client
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
 from mcp_teach.servers.gates import ANY_TIME
@@ -31,10 +31,6 @@ from mcp_teach.servers.untrusted import build_untrusted_server
 
 #: The limit 12.1's check puts on its own server (not the 280 of the lesson, so a hard-coded limit shows).
 LIMIT = 20
-
-
-def _text(result: Any) -> str:
-    return "\n".join(getattr(block, "text", "") for block in result.content)
 
 
 async def _try_short_notes(gate: Middleware, folder: Path) -> dict[str, Any]:
@@ -68,12 +64,13 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
     with tempfile.TemporaryDirectory(prefix="mcp-teach-check-12-1-") as folder:
         seen = run_sync(_try_short_notes(gate, Path(folder)))
     fits, too_long = seen["fits"], seen["too_long"]
+    answered = result_text(fits, "\n")
     check.equal(
         fits.is_error,
         False,
         f"isError of save_note with exactly {LIMIT} characters (ShortNotes({LIMIT}))",
         hint=f"refuse only content *longer* than max_characters (len(content) > max_characters); "
-        f"otherwise return await call_next(context). The answer was: {_text(fits)[:120]}",
+        f"otherwise return await call_next(context). The answer was: {answered[:120]}",
     )
     check.equal(
         too_long.is_error,
@@ -82,7 +79,7 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
         hint="return ToolResult(content='...', is_error=True) when context.message.name == 'save_note' and the "
         "content in context.message.arguments is too long",
     )
-    refusal = _text(too_long)
+    refusal = result_text(too_long, "\n")
     check.true(
         str(LIMIT) in refusal and str(LIMIT + 1) in refusal,
         "the refusal's text",
