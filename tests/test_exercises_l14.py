@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
@@ -20,10 +21,11 @@ from fastmcp.exceptions import ToolError
 
 from mcp_teach.exercises import check
 from mcp_teach.exercises.check import Checker, ExerciseFailed
-from mcp_teach.exercises.l14 import add_unchecked_github_tool, refusal_explained
+from mcp_teach.exercises.l14 import refusal_explained, unchecked_repository_path
 from mcp_teach.lessons.l14_cell_tests import run_cell_tests
 from mcp_teach.lessons.l14_ship import capstone_command
-from mcp_teach.servers.github_facts import github_error
+from mcp_teach.servers import github_facts
+from mcp_teach.servers.github_facts import add_github_tool, github_error
 from mcp_teach.servers.github_replay import GitHubReplay
 
 LESSON = SolvedLesson(
@@ -81,13 +83,13 @@ def test_wrong_refusals_fail_with_a_hint(answer, hint) -> None:
 def test_the_unchecked_twin_sends_a_bad_name_to_github(monkeypatch, run) -> None:
     """What 14.2's tests must catch is real: the twin puts the name into the URL, and GitHub answers 404."""
     twin = FastMCP("twin")
-    add_unchecked_github_tool(twin)
+    add_github_tool(twin)
 
     async def call() -> Any:
         async with Client(twin) as client:
             return await client.call_tool("github_repository", {"repository": "a/b/c"}, raise_on_error=False)
 
-    with GitHubReplay("live") as github:
+    with GitHubReplay("live") as github, patch.object(github_facts, "repository_path", unchecked_repository_path):
         monkeypatch.setenv("GITHUB_API_URL", github.url)
         result = run(call)
     assert result.is_error and "(404)" in result.content[0].text

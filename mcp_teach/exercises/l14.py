@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from unittest.mock import patch
 
 import httpx2
 import pytest
-from fastmcp import Client, FastMCP
+from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 
@@ -29,14 +28,9 @@ from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
 from mcp_teach.lessons.l14_cell_tests import CellTestRun, run_cell_tests
-from mcp_teach.servers import capstone, github_facts
+from mcp_teach.servers import github_facts
 from mcp_teach.servers.github_facts import (
-    API_URL_VARIABLE,
-    GITHUB_API,
-    TIMEOUT_SECONDS,
     github_error,
-    github_headers,
-    repository_facts,
 )
 from mcp_teach.servers.github_replay import GitHubReplay
 from mcp_teach.transports.in_process import STDIO_LOG
@@ -95,18 +89,9 @@ def refusal_explained(check: Checker, explain_refusal: Any) -> None:
     print("451 explained as a legal block; 403 rate-limited, 403 forbidden and 404 left to github_error")
 
 
-def add_unchecked_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
-    """``github_repository`` without the check of its input: any text goes into the URL. 14.2's tests must catch it."""
-
-    @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": True})
-    async def github_repository(repository: str) -> dict[str, Any]:
-        """Facts about a public GitHub repository (owner/name)."""
-        base_url = os.environ.get(API_URL_VARIABLE, GITHUB_API).rstrip("/")
-        async with httpx2.AsyncClient(base_url=base_url, headers=github_headers(), timeout=timeout) as http:
-            response = await http.get(f"/repos/{repository}")
-        if response.status_code != 200:
-            raise github_error(response, repository)
-        return repository_facts(response.json(), source=f"live from {base_url}")
+def unchecked_repository_path(repository: str) -> str:
+    """``repository_path`` without its check: any text goes into the URL. 14.2's tests must catch the tool with it."""
+    return f"/repos/{repository}"
 
 
 def _report(run: CellTestRun) -> str:
@@ -131,10 +116,7 @@ def bad_names_are_tested(check: Checker, source: Any) -> None:
         found=_report(real),
         hint="the line of a failing test names its assertion; the tool answers a bad name with isError: true",
     )
-    with (
-        patch.object(github_facts, "add_github_tool", add_unchecked_github_tool),
-        patch.object(capstone, "add_github_tool", add_unchecked_github_tool),
-    ):
+    with patch.object(github_facts, "repository_path", unchecked_repository_path):  # the tool's one check, gone
         unchecked = run_cell_tests(source)
     check.true(
         not unchecked.passed,
