@@ -51,6 +51,12 @@ def rewording(response, repository):
     return ToolError(f"GitHub refused {repository!r} for legal reasons (451): do not retry.")
 
 
+def retry_later(response, repository):
+    if response.status_code == 451:
+        return ToolError(f"GitHub blocks {repository!r} for legal reasons (451): try again later.")
+    return github_error(response, repository)
+
+
 @pytest.mark.parametrize("exercise_id", EXERCISES)
 def test_a_blank_exercise_is_not_attempted(exercise_id: str, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
     assert_not_attempted(exercise_id, capsys, monkeypatch)
@@ -71,6 +77,7 @@ def test_the_refusal_solution_passes(capsys) -> None:
         (github_error, "for legal reasons (451)"),
         (raising, "return ToolError(...), do not raise it"),
         (rewording, "for any status but 451, return github_error(response, repository)"),
+        (retry_later, "say that retrying will not help"),
         ("not a function", "def explain_refusal(response, repository):"),
     ],
 )

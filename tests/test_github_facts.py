@@ -10,11 +10,18 @@ import logging
 import socket
 from typing import Any
 
+import httpx2
 import pytest
 from fastmcp import Client, FastMCP
 from support import recorded_text
 
-from mcp_teach.servers.github_facts import add_github_tool, stored_responses
+from mcp_teach.servers.github_facts import (
+    TEXT_LIMIT,
+    add_github_tool,
+    github_error,
+    repository_facts,
+    stored_responses,
+)
 from mcp_teach.servers.github_replay import GitHubReplay
 from mcp_teach.wire.capture import CaptureTransport
 
@@ -76,7 +83,7 @@ def test_a_repository_comes_back_as_facts_with_their_source(run, replay) -> None
 @pytest.mark.parametrize(
     ("scenario", "repository", "expected"),
     [
-        ("live", "octocat/no-such-repo", "no public repository 'octocat/no-such-repo' (404): check the owner/name"),
+        ("live", "octocat/no-such-repo", "no public repository 'octocat/no-such-repo' (404): check the spelling"),
         ("rate_limited", KNOWN, "resets at 2026-12-02 09:00 UTC. Try again then, or set GITHUB_TOKEN"),
         ("secondary_rate_limited", KNOWN, "secondary rate limit (429: too many requests in a short time): wait 30"),
         ("bad_credentials", KNOWN, "refused the token in GITHUB_TOKEN (401 Bad credentials): fix it or unset it"),
@@ -92,13 +99,55 @@ def test_each_refusal_is_a_tool_error_that_says_what_to_do(run, replay, scenario
     assert '"isError":true' in captured.replace(" ", "")  # on the wire: a tool result, not a protocol error
 
 
-@pytest.mark.parametrize("bad", ["python-sdk", "a/b/c", "owner/", "../etc/passwd", "owner name/repo", ""])
+@pytest.mark.parametrize(
+    "bad", ["python-sdk", "a/b/c", "owner/", "../etc/passwd", "owner name/repo", "", "octocat/..", "a/.", "-/-"]
+)
 def test_what_is_not_owner_slash_name_is_refused_before_any_request(run, replay, bad) -> None:
     github = replay("live")
     result, _ = call(run, bad)
     assert result.is_error
     assert "is not a repository: write owner/name" in text_of(result)
     assert github.requests == []
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "message", "expected"),
+    [
+        (403, {}, "You have exceeded a secondary rate limit.", "secondary rate limit (403): wait at least a minute"),
+        (429, {}, "", "secondary rate limit (429): wait at least a minute"),
+        (403, {"retry-after": "7"}, "", "wait 7 seconds"),
+        (403, {}, "Resource not accessible by integration", "forbids reading 'o/r' (403): Resource not accessible"),
+    ],
+)
+def test_a_secondary_limit_without_headers_is_read_from_its_message(status, headers, message, expected) -> None:
+    response = httpx2.Response(status, headers=headers, json={"message": message})
+    assert expected in str(github_error(response, "o/r"))
+
+
+def test_githubs_free_text_reaches_the_model_cut_to_a_limit() -> None:
+    long = "x" * (TEXT_LIMIT + 50)
+    facts = repository_facts({"full_name": "o/r", "description": long, "forks_count": 3}, source="test")
+    assert facts["description"] == "x" * TEXT_LIMIT
+    assert facts["forks"] == 3 and "stars" not in facts  # a count GitHub did not send is not made up
+    assert len(str(github_error(httpx2.Response(418, json={"message": long}), "o/r"))) < TEXT_LIMIT + 60
+
+
+def test_the_server_limits_calls_of_the_tool_itself(run, replay) -> None:
+    github = replay("live")
+    server = FastMCP("frugal")
+    add_github_tool(server, calls_per_minute=2)
+
+    async def three_calls() -> list[Any]:
+        async with Client(server) as client:
+            return [
+                await client.call_tool("github_repository", {"repository": KNOWN}, raise_on_error=False)
+                for _ in range(3)
+            ]
+
+    first, second, third = run(three_calls)
+    assert not first.is_error and not second.is_error
+    assert third.is_error and text_of(third).startswith("This server answers 2 calls a minute: wait ")
+    assert len(github.requests) == 2  # the third never reached GitHub
 
 
 def test_a_github_url_is_accepted_as_owner_slash_name(run, replay) -> None:

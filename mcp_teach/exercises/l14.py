@@ -1,9 +1,10 @@
 """Lesson 14's exercises (a web-API tool, its tests, shipping): what each one expects, for ``check("14.k")``.
 
 - 14.1 ``explain_refusal(response, repository)``: GitHub's 451 (Unavailable For Legal Reasons, RFC 7725: a
-  repository blocked, e.g. by a DMCA takedown) becomes a ToolError that names the status, the legal reason and the
-  repository; every other refusal is left to ``github_error``. The check asks the loopback replay of GitHub for real
-  responses (451, 403 rate-limited, 403 forbidden, 404) and judges what the function returns for each.
+  repository blocked, e.g. by a DMCA takedown) becomes a ToolError that says it is a legal block, names the status
+  and the repository, and says that retrying will not help; every other refusal is left to ``github_error``. The
+  check asks the loopback replay of GitHub for real responses (451, 403 rate-limited, 403 forbidden, 404) and
+  judges what the function returns for each.
 - 14.2 ``BAD_NAME_TESTS``: pytest tests of the student's own, run by real pytest (``run_cell_tests``), that a name
   which is not ``owner/name`` never reaches GitHub. They must pass on the course's tool and fail on a twin that
   puts any text into the URL: a test that cannot fail tests nothing.
@@ -33,11 +34,18 @@ from mcp_teach.servers.github_facts import (
     github_error,
 )
 from mcp_teach.servers.github_replay import GitHubReplay
-from mcp_teach.transports.in_process import STDIO_LOG
+from mcp_teach.transports.in_process import bounded_log
 
 REPOSITORY = "octocat/blocked-example"
 #: The other refusals the check asks the replay for ("live" does not know the repository: 404).
 DELEGATED = ("rate_limited", "forbidden", "live")
+#: A sentence that says a retry will not help: a negation before or after the retry ("no retry will help",
+#: "retrying will not help"); "try again later" says the opposite.
+NO_RETRY = re.compile(
+    r"\b(no|not|never|won't|cannot|can't|nor)\b[^.]*\b(retr\w*|try again)\b"
+    r"|\b(retr\w*|try again)\b[^.]*\b(not|never|won't|cannot|can't)\b",
+    re.IGNORECASE,
+)
 
 
 def _response(scenario: str) -> httpx2.Response:
@@ -72,11 +80,11 @@ def refusal_explained(check: Checker, explain_refusal: Any) -> None:
             hint=f'f"GitHub blocks {{repository!r}} for legal reasons (451): ..." (what was {REPOSITORY!r})',
         )
     check.true(
-        "retry" in blocked.lower() or "try again" in blocked.lower(),
+        NO_RETRY.search(blocked) is not None,
         "what the 451 error tells the model to do",
         expected="that no retry (and no token) will help",
         found=blocked,
-        hint="a model that is told nothing retries: say that retrying will not help",
+        hint='a model that is told nothing retries: say that retrying will not help ("no retry will help")',
     )
     for scenario in DELEGATED:
         response = _response(scenario)
@@ -124,7 +132,7 @@ def bad_names_are_tested(check: Checker, source: Any) -> None:
         expected="at least one test fails: that tool does not check its input",
         found=_report(unchecked),
         hint="isError alone is true there too (GitHub answers 404): assert that the replay got no request "
-        "(github.requests == []), or that the message shows the owner/name form",
+        "(github.requests == []), or that the message says the name 'is not a repository'",
     )
     print("your tests pass on the tool and fail on its twin that sends any name to GitHub")
 
@@ -192,7 +200,7 @@ def _secrets_asked(check: Checker, config: dict[str, Any], entry: dict[str, Any]
 
 
 async def _listed_tools(command: str, args: list[str], env: dict[str, str]) -> list[str]:
-    async with Client(StdioTransport(command, args, env=env, log_file=STDIO_LOG)) as client:
+    async with Client(StdioTransport(command, args, env=env, log_file=bounded_log())) as client:
         return [tool.name for tool in await client.list_tools()]
 
 

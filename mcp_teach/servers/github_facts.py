@@ -10,9 +10,12 @@ What a real server's tool meets that a calculator does not, each with the answer
   301: the repository was renamed or moved; the client follows it (docs.github.com/en/rest/using-the-rest-api/
   best-practices-for-using-the-rest-api, "Follow redirects").
 - 403 or 429 with ``x-ratelimit-remaining: 0``: the primary rate limit is used up until ``x-ratelimit-reset``
-  (UTC epoch seconds); 60 requests an hour without a token, 5,000 with one. 403 or 429 with ``retry-after``: a
-  secondary rate limit, wait that many seconds (docs.github.com/en/rest/using-the-rest-api/
+  (UTC epoch seconds); 60 requests an hour without a token, 5,000 with a personal access token. 403 or 429 with
+  ``retry-after``: a secondary rate limit, wait that many seconds; a 429, or a 403 whose message says "secondary
+  rate limit", with neither header: wait at least a minute (docs.github.com/en/rest/using-the-rest-api/
   rate-limits-for-the-rest-api, "Exceeding the rate limit").
+- The server's own limit on calls of the tool (2026-07-28, server/tools, Security Considerations: servers MUST
+  "Rate limit tool invocations"); free text from GitHub is cut to a length a model's context can afford.
 - A timeout, so a slow network cannot hang the tool; when GitHub cannot be reached at all, a stored answer from
   ``github_responses.json`` (package data), labelled as a recording with its date.
 
@@ -34,20 +37,29 @@ import httpx2
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 
+from mcp_teach.servers.gates import SlidingWindow
+
 GITHUB_API = "https://api.github.com"
 API_URL_VARIABLE = "GITHUB_API_URL"
 TOKEN_VARIABLE = "GITHUB_TOKEN"
 TIMEOUT_SECONDS = 10.0
-#: GitHub's own rules: an owner is 1-39 letters, digits or hyphens; a repository name adds ``.`` and ``_``.
-REPOSITORY = re.compile(r"(?P<owner>[A-Za-z0-9-]{1,39})/(?P<name>[A-Za-z0-9._-]{1,100})")
+#: Calls of the tool one server answers in any minute, whoever calls (a looping model is stopped here).
+CALLS_PER_MINUTE = 30
+#: Longest text from GitHub (a description, an error message) passed on to the model.
+TEXT_LIMIT = 300
+#: Close to GitHub's rules: an owner is 1-39 letters, digits or hyphens, not starting or ending with a hyphen; a
+#: repository name adds ``.`` and ``_`` but is never ``.`` or ``..`` (a dot segment would change the URL's path).
+REPOSITORY = re.compile(
+    r"(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?)/(?P<name>(?!\.\.?$)[A-Za-z0-9._-]{1,100})"
+)
 
 
 def github_headers() -> dict[str, str]:
-    """The headers GitHub's REST API asks for, plus the token from the environment if there is one."""
+    """The header GitHub requires, the two it recommends, and the token from the environment if there is one."""
     headers = {
+        "User-Agent": "mcp-teach",  # required: GitHub refuses requests without one
         "Accept": "application/vnd.github+json",
-        "X-GitHub-Api-Version": "2022-11-28",
-        "User-Agent": "mcp-teach",  # GitHub refuses requests without a User-Agent
+        "X-GitHub-Api-Version": "2022-11-28",  # pinned: still supported, and the default without this header
     }
     if token := os.environ.get(TOKEN_VARIABLE, "").strip():
         headers["Authorization"] = f"Bearer {token}"
@@ -69,30 +81,33 @@ def github_error(response: httpx2.Response, repository: str) -> ToolError:
     """What GitHub's refusal means and what to do next, in words a model can act on."""
     status, headers = response.status_code, response.headers
     if status == 404:
-        return ToolError(f"GitHub has no public repository {repository!r} (404): check the owner/name spelling.")
+        return ToolError(f"GitHub has no public repository {repository!r} (404): check the spelling of owner and name.")
     if status == 401:
         return ToolError(f"GitHub refused the token in {TOKEN_VARIABLE} (401 Bad credentials): fix it or unset it.")
     if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
         reset = datetime.fromtimestamp(int(headers.get("x-ratelimit-reset", "0")), UTC)
         return ToolError(
             f"GitHub's rate limit of {headers.get('x-ratelimit-limit', '?')} requests an hour is used up ({status}); "
-            f"it resets at {reset:%Y-%m-%d %H:%M} UTC. Try again then, or set {TOKEN_VARIABLE}: a token raises "
-            "the limit from 60 to 5,000 requests an hour."
+            f"it resets at {reset:%Y-%m-%d %H:%M} UTC. Try again then, or set {TOKEN_VARIABLE}: a personal access "
+            "token raises the limit from 60 to 5,000 requests an hour."
         )
     if status in (403, 429) and "retry-after" in headers:
         return ToolError(
             f"GitHub's secondary rate limit ({status}: too many requests in a short time): "
             f"wait {headers['retry-after']} seconds before calling again."
         )
-    if status == 429:
-        return ToolError("GitHub's secondary rate limit (429): wait at least a minute before calling again.")
+    if status == 429 or (status == 403 and "secondary rate limit" in github_message(response).lower()):
+        return ToolError(f"GitHub's secondary rate limit ({status}): wait at least a minute before calling again.")
     if status == 403:
         return ToolError(f"GitHub forbids reading {repository!r} (403): {github_message(response)}")
     return ToolError(f"GitHub answered {status} for {repository!r}: {github_message(response)}")
 
 
-def add_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
+def add_github_tool(
+    mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS, calls_per_minute: int = CALLS_PER_MINUTE
+) -> None:
     """Give ``mcp`` the tool ``github_repository``, which asks GitHub's REST API (or ``GITHUB_API_URL``)."""
+    calls = SlidingWindow(calls_per_minute, clock=datetime.now)  # lesson 12's window, one count for all callers
 
     @mcp.tool(annotations={"readOnlyHint": True, "openWorldHint": True})
     async def github_repository(repository: str) -> dict[str, Any]:
@@ -102,6 +117,8 @@ def add_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
         Args:
             repository: owner/name, as in github.com/owner/name (for example modelcontextprotocol/python-sdk).
         """
+        if (wait := calls.admit("every caller")) is not None:
+            raise ToolError(f"This server answers {calls_per_minute} calls a minute: wait {wait:.0f} seconds.")
         path = repository_path(repository)
         base_url = os.environ.get(API_URL_VARIABLE, GITHUB_API).rstrip("/")
         try:
@@ -124,23 +141,26 @@ def add_github_tool(mcp: FastMCP, *, timeout: float = TIMEOUT_SECONDS) -> None:
 def github_message(response: httpx2.Response) -> str:
     """The ``message`` of GitHub's JSON error body, or the start of whatever else it sent."""
     try:
-        return str(response.json()["message"])
+        return str(response.json()["message"])[:TEXT_LIMIT]
     except (ValueError, KeyError, TypeError):
-        return response.text[:200] or response.reason_phrase
+        return response.text[:TEXT_LIMIT] or response.reason_phrase
 
 
 def repository_facts(body: dict[str, Any], *, source: str) -> dict[str, Any]:
-    """The facts a model asks about, from GitHub's repository object, and where they came from."""
+    """The facts a model asks about, from GitHub's repository object, and where they came from.
+
+    Only these fields go on, whatever else the body holds; the description (the owner's free text) is cut to
+    :data:`TEXT_LIMIT`. The counts are left out when the body has none (a recording does not store them).
+    """
     license_ = body.get("license") or {}
+    counts = {"stars": "stargazers_count", "forks": "forks_count", "open_issues": "open_issues_count"}
     return {
         "repository": body.get("full_name"),
         "url": body.get("html_url"),
-        "description": body.get("description"),
+        "description": (body.get("description") or "")[:TEXT_LIMIT] or None,
         "language": body.get("language"),
         "license": license_.get("spdx_id"),
-        "stars": body.get("stargazers_count"),
-        "forks": body.get("forks_count"),
-        "open_issues": body.get("open_issues_count"),
+        **{fact: body[field] for fact, field in counts.items() if field in body},
         "default_branch": body.get("default_branch"),
         "archived": body.get("archived"),
         "pushed_at": body.get("pushed_at"),
