@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, ExerciseFailed
 
 FAILING_CELL = 'Checker("01.3").equal(3, 2, "the number of requests", hint="a request has an id")'
@@ -37,7 +38,7 @@ def test_an_answer_that_raises_fails_with_the_exception() -> None:
     with pytest.raises(ExerciseFailed) as failed:
         Checker("01.3").runs(broken, 2, what="broken(2)", expected="a number", hint="return the number")
     assert str(failed.value) == (
-        "Exercise 01.3 — broken(2): expected a number, found ValueError: no 2. Hint: return the number"
+        "Exercise 01.3 — broken(2): expected a number, found it raised ValueError: no 2. Hint: return the number"
     )
 
 
@@ -53,3 +54,22 @@ def test_a_plain_function_where_an_async_one_is_asked_for_fails_before_it_is_awa
         Checker("04.1").async_function(plain, "gated_call", expected="an async function", hint="async def gated_call")
     assert str(failed.value).startswith("Exercise 04.1 — gated_call: expected an async function, found <function")
     assert str(failed.value).endswith("Hint: async def gated_call")
+
+
+@exercise("99.1", answers=("answer",))
+def fails_while_handling_an_exception_group(check: Checker, answer: object) -> None:
+    try:
+        raise ExceptionGroup("what a client raises", [OSError("connection closed")])
+    except ExceptionGroup:
+        check.fail("the answer", "a server that answers", "it closed the connection", "start it by hand")
+
+
+def test_a_check_that_fails_while_handling_an_error_still_shows_the_feedback_alone(capsys) -> None:
+    """An ExceptionGroup as a failure's context makes IPython print the whole chain: check() raises it afresh."""
+    shell = InteractiveShell.instance()
+    shell.run_cell("from mcp_teach.exercises.catalogue import check\nanswer = 1")
+    result = shell.run_cell('check("99.1")')
+    shown = capsys.readouterr().out
+    assert isinstance(result.error_in_exec, ExerciseFailed) and result.error_in_exec.__context__ is None
+    assert "expected: a server that answers" in shown and "hint:     start it by hand" in shown
+    assert "Exception Group" not in shown and "Traceback" not in shown

@@ -10,6 +10,7 @@ that is not a server fail. The right answers of 14.2 and 14.3 are the solution c
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 from unittest.mock import patch
@@ -19,7 +20,7 @@ from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Client, FastMCP
 from fastmcp.exceptions import ToolError
 
-from mcp_teach.exercises import check
+from mcp_teach.exercises import check, l14
 from mcp_teach.exercises.check import Checker, ExerciseFailed
 from mcp_teach.exercises.l14 import refusal_explained, unchecked_repository_path
 from mcp_teach.lessons.l14_cell_tests import run_cell_tests
@@ -48,7 +49,29 @@ def raising(response, repository):
 
 
 def rewording(response, repository):
-    return ToolError(f"GitHub refused {repository!r} for legal reasons (451): do not retry.")
+    return ToolError(f"GitHub refused {repository!r} for legal reasons (451): do not retry, no token will help.")
+
+
+def retry_soon(response, repository):
+    if response.status_code == 451:
+        return ToolError(
+            f"GitHub blocks {repository!r} for legal reasons (451): retry in a few minutes, it is not final."
+        )
+    return github_error(response, repository)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["Don't retry. A token doesn't help either.", "Calling again will not change that and no token can unlock it."],
+)
+def test_other_wordings_of_no_retry_and_no_token_pass(sentence, capsys) -> None:
+    def answer(response, repository):
+        if response.status_code == 451:
+            return ToolError(f"GitHub blocks {repository!r} for legal reasons (451). {sentence}")
+        return github_error(response, repository)
+
+    refusal_explained(Checker("14.1"), answer)
+    assert "451 explained as a legal block" in capsys.readouterr().out
 
 
 def retry_later(response, repository):
@@ -77,7 +100,8 @@ def test_the_refusal_solution_passes(capsys) -> None:
         (github_error, "for legal reasons (451)"),
         (raising, "return ToolError(...), do not raise it"),
         (rewording, "for any status but 451, return github_error(response, repository)"),
-        (retry_later, "say that retrying will not help"),
+        (retry_later, 'say "no retry or token will help"'),
+        (retry_soon, 'say "no retry or token will help"'),
         ("not a function", "def explain_refusal(response, repository):"),
     ],
 )
@@ -162,10 +186,70 @@ def _config(**changes) -> dict:
         (_config(env={"GITHUB_TOKEN": "ghp_madeUpForThisTest0123456789"}), ("${input:<id>}", "never holds it")),
         (_config(command="python"), ("the absolute path", "capstone_command()[0]")),
         ({"mcpServers": _config()["servers"]}, ('HOST_CONFIG["servers"]', '"mcpServers" is Claude Desktop')),
-        ({"servers": _config()["servers"]}, ("'github-token'", "password: true")),
+        ({"servers": _config()["servers"]}, ("an input whose id is 'github-token'", "letter for letter")),
+        (
+            _config() | {"inputs": [{"type": "promptString", "id": "github_token", "password": True}]},
+            ("the ids ['github_token']", "letter for letter"),
+        ),
+        (
+            _config() | {"inputs": [{"type": "promptString", "id": "github-token"}]},
+            ("'github-token'", "password: true"),
+        ),
+        (_config(args=["../mcp_teach/serve.py", "--server", "capstone"]), ("in a folder of its own", "absolute")),
         (_config(command=sys.executable, args=["-c", "pass"]), ("starting the entry", "lists its tools")),
     ],
-    ids=["token-in-file", "relative-command", "claude-desktop-key", "input-not-declared", "not-a-server"],
+    ids=[
+        "token-in-file",
+        "relative-command",
+        "claude-desktop-key",
+        "input-not-declared",
+        "input-id-differs",
+        "input-not-a-password",
+        "relative-path-in-args",
+        "not-a-server",
+    ],
 )
 def test_host_configs_that_leak_or_do_not_start_fail(config, fragments) -> None:
     failed_with("14.3", {"HOST_CONFIG": config}, *fragments)
+
+
+def test_a_host_config_that_never_answers_on_stdio_fails_in_time(monkeypatch) -> None:
+    """A server started on another transport reads no stdin: the check gives up with feedback, not a hang."""
+    monkeypatch.setattr(l14, "START_SECONDS", 3.0)
+    config = _config(args=[*capstone_command()[1:], "--transport", "streamable-http", "--port", "0"])
+    failed_with("14.3", {"HOST_CONFIG": config}, "no answer to initialize on stdin within 3 s", "no --transport")
+
+
+def test_a_server_that_fails_the_handshake_is_feedback_not_a_traceback() -> None:
+    failed_with("14.3", {"HOST_CONFIG": _config(command="/bin/cat", args=[])}, "starting the entry", "found MCPError")
+
+
+FORGETS_THE_REPLAY = """
+import pytest
+from fastmcp import Client, FastMCP
+
+from mcp_teach.servers.github_facts import add_github_tool
+from mcp_teach.servers.github_replay import GitHubReplay
+
+
+@pytest.mark.anyio
+async def test_no_request_for_a_bad_name():
+    server = FastMCP("github")
+    add_github_tool(server)
+    with GitHubReplay("live") as github:  # but GITHUB_API_URL is never pointed at it
+        async with Client(server) as client:
+            result = await client.call_tool("github_repository", {"repository": "../etc/passwd"}, raise_on_error=False)
+    assert result.is_error and github.requests == []
+"""
+
+NOT_MARKED_ASYNC = FORGETS_THE_REPLAY.replace("@pytest.mark.anyio\n", "")
+
+
+def test_a_test_that_forgets_its_replay_is_told_so_and_reaches_no_real_github(monkeypatch) -> None:
+    monkeypatch.delenv("GITHUB_API_URL", raising=False)
+    failed_with("14.2", {"BAD_NAME_TESTS": FORGETS_THE_REPLAY}, "at least one test fails", "monkeypatch.setenv")
+    assert "GITHUB_API_URL" not in os.environ  # the check's own address for it is gone again
+
+
+def test_an_async_test_without_its_marker_gets_the_marker_hint() -> None:
+    failed_with("14.2", {"BAD_NAME_TESTS": NOT_MARKED_ASYNC}, "pytest.mark.anyio")

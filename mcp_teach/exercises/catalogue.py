@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_teach.exercises.check import EXERCISE_ID, Checker, ExerciseNotAttempted
+from mcp_teach.exercises.check import EXERCISE_ID, Checker, ExerciseFailed, ExerciseNotAttempted
 
 #: Set while a notebook is being graded (nbgrader's own name for it, also set by ``mcp-teach grade``).
 GRADING_VARIABLE = "NBGRADER_EXECUTION"
@@ -87,5 +87,13 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         print(message)
         return
     checker = Checker(exercise_id)
-    found.function(checker, *(namespace[name] for name in found.answers))
-    checker.done()
+    try:
+        found.function(checker, *(namespace[name] for name in found.answers))
+    except ExerciseFailed as failed:
+        feedback = failed
+    else:
+        checker.done()
+        return
+    # Raised again here, outside any ``except``: an error a check met on the way (an ExceptionGroup from a client,
+    # say) would otherwise be its context, and IPython prints the whole chain instead of the feedback alone.
+    raise ExerciseFailed(str(feedback), feedback.lines)

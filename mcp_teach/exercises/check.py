@@ -101,7 +101,7 @@ class Checker:
         try:
             return function(*arguments)
         except Exception as error:  # reported as feedback
-            self.fail(what, expected, described(error), hint)
+            self.fail(what, expected, f"it raised {described(error)}", hint)
 
     def contains(self, container: Container[Any], item: Any, what: str, *, hint: str | None = None) -> None:
         """``item in container``."""

@@ -14,11 +14,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
+import anyio
 import httpx2
 import pytest
 from fastmcp import Client
@@ -30,22 +33,21 @@ from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
 from mcp_teach.lessons.l14_cell_tests import CellTestRun, run_cell_tests
 from mcp_teach.servers import github_facts
-from mcp_teach.servers.github_facts import (
-    github_error,
-)
+from mcp_teach.servers.github_facts import API_URL_VARIABLE, github_error
 from mcp_teach.servers.github_replay import GitHubReplay
 from mcp_teach.transports.in_process import bounded_log
 
 REPOSITORY = "octocat/blocked-example"
 #: The other refusals the check asks the replay for ("live" does not know the repository: 404).
 DELEGATED = ("rate_limited", "forbidden", "live")
-#: A sentence that says a retry will not help: a negation before or after the retry ("no retry will help",
-#: "retrying will not help"); "try again later" says the opposite.
-NO_RETRY = re.compile(
-    r"\b(no|not|never|won't|cannot|can't|nor)\b[^.]*\b(retr\w*|try again)\b"
-    r"|\b(retr\w*|try again)\b[^.]*\b(not|never|won't|cannot|can't)\b",
-    re.IGNORECASE,
-)
+#: Words that say no, and what they deny: trying again, or a token. "no retry or token will help", "Don't retry",
+#: "calling again will not change that", "a token doesn't help" all say it.
+_NO = r"(?:no|not|never|nor|don't|doesn't|won't|cannot|can't|isn't)"
+_AGAIN = r"(?:retr\w*|try again|trying again|call\w* again|ask\w* again)"
+NO_RETRY = re.compile(rf"\b{_NO}\b[^.]*\b{_AGAIN}|\b{_AGAIN}\b[^.]*\b{_NO}\b", re.IGNORECASE)
+NO_TOKEN = re.compile(rf"\b{_NO}\b[^.]*\btoken|\btoken\b[^.]*\b{_NO}\b", re.IGNORECASE)
+#: Words that send the model back later: the opposite of a legal block's answer.
+LATER = re.compile(r"\b(later|in a (few|minute)|wait|until|set GITHUB_TOKEN)\b", re.IGNORECASE)
 
 
 def _response(scenario: str) -> httpx2.Response:
@@ -70,21 +72,21 @@ def _explained(check: Checker, explain_refusal: Any, response: httpx2.Response) 
 @exercise("14.1", answers=("explain_refusal",))
 def refusal_explained(check: Checker, explain_refusal: Any) -> None:
     check.function(explain_refusal, "explain_refusal", hint="def explain_refusal(response, repository):")
-    blocked = _explained(check, explain_refusal, _response("blocked"))
+    blocked = _explained(check, explain_refusal, _response("blocked")).replace("\u2019", "'")
     for word in ("451", "legal", REPOSITORY):
         check.true(
             word in blocked.lower(),
             f"the words of the 451 error: {word!r}",
             expected=f"a sentence containing {word!r}",
             found=blocked,
-            hint=f'f"GitHub blocks {{repository!r}} for legal reasons (451): ..." (what was {REPOSITORY!r})',
+            hint=f'f"GitHub blocks {{repository!r}} for legal reasons (451): ..." (here repository is {REPOSITORY!r})',
         )
     check.true(
-        NO_RETRY.search(blocked) is not None,
+        NO_RETRY.search(blocked) is not None and NO_TOKEN.search(blocked) is not None and not LATER.search(blocked),
         "what the 451 error tells the model to do",
-        expected="that no retry (and no token) will help",
+        expected="that no retry and no token will help (and nothing about later)",
         found=blocked,
-        hint='a model that is told nothing retries: say that retrying will not help ("no retry will help")',
+        hint='a model that is told nothing retries, and one told "later" waits: say "no retry or token will help"',
     )
     for scenario in DELEGATED:
         response = _response(scenario)
@@ -102,6 +104,14 @@ def unchecked_repository_path(repository: str) -> str:
     return f"/repos/{repository}"
 
 
+#: Where the check points GITHUB_API_URL while your tests run: nothing listens there, so a test that forgets its
+#: replay sends nothing to the real GitHub.
+NOWHERE = "http://127.0.0.1:9"
+#: What pytest says of an async test it cannot run, and what to do about it.
+NOT_ASYNC = "async def functions are not natively supported"
+ASYNC_HINT = "an async test needs @pytest.mark.anyio (or pytestmark = pytest.mark.anyio, as SERVER_TESTS has)"
+
+
 def _report(run: CellTestRun) -> str:
     return "; ".join(run.lines)
 
@@ -109,22 +119,28 @@ def _report(run: CellTestRun) -> str:
 @exercise("14.2", answers=("BAD_NAME_TESTS",))
 def bad_names_are_tested(check: Checker, source: Any) -> None:
     check.instance(source, str, "BAD_NAME_TESTS", hint='BAD_NAME_TESTS = """ ... """: the test file, as a string')
-    real = run_cell_tests(source)
+    with patch.dict(os.environ, {API_URL_VARIABLE: NOWHERE}):  # a test that forgets the replay reaches no one
+        real = run_cell_tests(source)
     check.true(
         real.exit_code != pytest.ExitCode.NO_TESTS_COLLECTED,
         "your tests on the course's github_repository",
         expected="at least one test that runs",
         found=_report(real),
-        hint="a test is a function named test_...; an async one needs @pytest.mark.anyio (or pytestmark)",
+        hint=f"a test is a function named test_...; {ASYNC_HINT}",
     )
     check.true(
         real.passed,
         "your tests on the course's github_repository",
         expected="every test passes",
         found=_report(real),
-        hint="the line of a failing test names its assertion; the tool answers a bad name with isError: true",
+        hint=ASYNC_HINT
+        if NOT_ASYNC in _report(real)
+        else "the line of a failing test names its assertion; the tool answers a bad name with isError: true",
     )
-    with patch.object(github_facts, "repository_path", unchecked_repository_path):  # the tool's one check, gone
+    with (
+        patch.dict(os.environ, {API_URL_VARIABLE: NOWHERE}),
+        patch.object(github_facts, "repository_path", unchecked_repository_path),  # the tool's one check, gone
+    ):
         unchecked = run_cell_tests(source)
     check.true(
         not unchecked.passed,
@@ -132,7 +148,8 @@ def bad_names_are_tested(check: Checker, source: Any) -> None:
         expected="at least one test fails: that tool does not check its input",
         found=_report(unchecked),
         hint="isError alone is true there too (GitHub answers 404): assert that the replay got no request "
-        "(github.requests == []), or that the message says the name 'is not a repository'",
+        "(github.requests == []), with GITHUB_API_URL pointing at that replay (monkeypatch.setenv), or that the "
+        "message says the name 'is not a repository'",
     )
     print("your tests pass on the tool and fail on its twin that sends any name to GitHub")
 
@@ -150,7 +167,7 @@ def _entry(check: Checker, config: Any) -> dict[str, Any]:
         isinstance(servers, dict) and len(servers) == 1,
         'HOST_CONFIG["servers"]',
         expected="one entry: a name and its settings",
-        found=servers,
+        found=servers if servers is not None else f"no 'servers', only {sorted(config)}",
         hint='VS Code\'s file names its servers under "servers" ("mcpServers" is Claude Desktop\'s)',
     )
     entry = next(iter(servers.values()))
@@ -190,6 +207,13 @@ def _secrets_asked(check: Checker, config: dict[str, Any], entry: dict[str, Any]
     inputs = {item.get("id"): item for item in config.get("inputs", []) if isinstance(item, dict)}
     wanted = inputs.get(asked.group(1), {})
     check.true(
+        bool(wanted),
+        f'the input {asked.group(1)!r} in HOST_CONFIG["inputs"]',
+        expected=f"an input whose id is {asked.group(1)!r}",
+        found=f"the ids {sorted(map(str, inputs))}",
+        hint="the id in inputs must be the one in ${input:...}, letter for letter",
+    )
+    check.true(
         wanted.get("type") == "promptString" and wanted.get("password") is True,
         f'the input {asked.group(1)!r} in HOST_CONFIG["inputs"]',
         expected='{"type": "promptString", "id": ..., "description": ..., "password": true}',
@@ -199,23 +223,38 @@ def _secrets_asked(check: Checker, config: dict[str, Any], entry: dict[str, Any]
     return {name: INPUT.sub(ANSWERED_INPUT, str(value)) for name, value in env.items()}
 
 
+#: How long the started server may take to answer ``initialize`` and ``tools/list`` (a busy machine included).
+START_SECONDS = 30.0
+
+
 async def _listed_tools(command: str, args: list[str], env: dict[str, str]) -> list[str]:
-    async with Client(StdioTransport(command, args, env=env, log_file=bounded_log())) as client:
-        return [tool.name for tool in await client.list_tools()]
+    """Start the entry as a host does: in a folder of its own (not the notebook's), over stdio, within a time."""
+    with tempfile.TemporaryDirectory(prefix="mcp-teach-host-") as folder, anyio.fail_after(START_SECONDS):
+        transport = StdioTransport(command, args, env=env, cwd=folder, keep_alive=False, log_file=bounded_log())
+        async with Client(transport) as client:
+            return [tool.name for tool in await client.list_tools()]
 
 
 @exercise("14.3", answers=("HOST_CONFIG",))
 def host_config_starts(check: Checker, config: Any) -> None:
     entry = _entry(check, config)
     env = _secrets_asked(check, config, entry)
+    tools: list[str] = []
     try:
         tools = run_sync(_listed_tools(entry["command"], entry.get("args", []), env))
+    except TimeoutError:
+        failure = f"no answer to initialize on stdin within {START_SECONDS:g} s"
     except Exception as error:  # reported as feedback: the host would show the same failure
+        failure = described(error)
+    else:
+        failure = ""
+    if failure:
         check.fail(
-            "starting the entry as a host does, over stdio",
+            "starting the entry as a host does, over stdio, in a folder of its own",
             "the capstone starts and lists its tools",
-            described(error),
-            "run the command and its args in a terminal: it should wait for JSON-RPC on stdin",
+            failure,
+            "run the command and its args in a terminal, from another folder: it should wait for JSON-RPC on stdin "
+            "(over stdio: no --transport option; paths in args absolute)",
         )
     for name in ("test_simple_text", "github_repository"):
         check.contains(tools, name, "the tools the started server lists", hint="the command must start the capstone")
