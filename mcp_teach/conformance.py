@@ -98,8 +98,9 @@ class Check:
 
 @dataclass(frozen=True)
 class ScenarioResult:
-    """One scenario's checks. ``scored``: it counts (a whole-revision run also runs scenarios the suite previews
-    but never scores, such as the tasks extension; a scenario named in the call always counts)."""
+    """One scenario's checks. ``scored``: it counts (a whole-revision run also runs scenarios the suite never
+    scores: optional extensions such as tasks, and checks still pending; a scenario named in the call always
+    counts)."""
 
     scenario: str
     checks: tuple[Check, ...]
@@ -431,7 +432,7 @@ def _quiet_server_logs() -> Iterator[None]:
 
 def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool = False) -> str:
     """The pass/fail table, at most ``width`` characters a line: one row per scenario, each failing (or warning)
-    check's message below its scenario (scored scenarios only: the others are the suite's previews), then the
+    check's message below its scenario (scored scenarios only: the suite never counts the others), then the
     counts. ``problems_only``: only the scored scenarios that did not pass (a whole revision fits a screen)."""
     name_width = max([len("scenario"), *(len(result.scenario) for result in report.results)])
     name_width = min(name_width, width - 30)

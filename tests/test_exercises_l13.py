@@ -8,11 +8,14 @@ the pinned official suite (Node 22+); without Node they are skipped.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
+import mcp_types
 import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
 from mcp_teach.exercises import check
@@ -59,6 +62,7 @@ def test_the_lesson_solution_passes(exercise_id: str, node_folder: Path, run, ca
     wanted = [name for names in EXERCISES[exercise_id].wanted.values() for name in names]
     assert out.startswith("PASS ") and f"✔ Exercise {exercise_id} passed" in out
     assert all(name in out.replace("\n  ", " ") for name in wanted)
+    assert ("a client that declared no capability gets -32021" in out) == (exercise_id == "13.2")
 
 
 def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_folder: Path) -> None:
@@ -85,6 +89,52 @@ def test_a_tool_error_sent_as_a_normal_result_fails_tools_call_error(node_folder
 
     failed_with(
         "13.1", {"add_content_tools": without_is_error}, "3 of 4 pass", "tools-call-error (2026-07-28) FAIL", "isError"
+    )
+
+
+def test_asking_a_client_for_what_it_did_not_declare_fails_13_2(node_folder: Path, monkeypatch) -> None:
+    """The suite's client declares every capability, so it passes such a server: the check's own client does not."""
+    monkeypatch.setattr(capstone, "answerable", lambda ctx, *requests: None)  # every question sent, declared or not
+    failed_with(
+        "13.2",
+        {"add_more_input_required": capstone.add_more_input_required},
+        "test_input_required_result_sampling, called by a client that declared no capability",
+        "expected the JSON-RPC error -32021 (MissingRequiredClientCapability, 2026-07-28 basic/index), no request",
+        "found an InputRequiredResult asking sampling/createMessage (keys: capital_question)",
+        "answerable(ctx, ...)",
+    )
+
+
+def test_a_multi_round_tool_that_starts_over_on_a_missing_answer_fails_13_2(node_folder: Path) -> None:
+    def starting_over(mcp: FastMCP) -> None:
+        capstone.add_more_input_required(mcp)
+        mcp.local_provider.remove_tool("test_input_required_result_multi_round")
+
+        @mcp.tool(name="test_input_required_result_multi_round", output_schema=None)
+        async def multi_round(ctx: Context) -> Any:
+            """Three rounds, but anything unexpected starts again at round 1."""
+            state = json.loads(ctx.request_state) if ctx.request_state else {"round": 0}
+            answers = ctx.input_responses or {}
+            if state["round"] == 1 and "step1" in answers:
+                color = capstone.elicit_form(
+                    "Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"]
+                )
+                next_state = json.dumps({"round": 2, "name": capstone.answered(answers["step1"], "name")})
+                capstone.answerable(ctx, color)
+                return mcp_types.InputRequiredResult(input_requests={"step2": color}, request_state=next_state)
+            if state["round"] == 2 and "step2" in answers:
+                return f"{state.get('name')} likes {capstone.answered(answers['step2'], 'color')}."
+            first = capstone.name_question("Step 1: What is your name?")
+            capstone.answerable(ctx, first)
+            return mcp_types.InputRequiredResult(input_requests={"step1": first}, request_state='{"round": 1}')
+
+    failed_with(
+        "13.2",
+        {"add_more_input_required": starting_over},
+        "test_input_required_result_multi_round round 2 retried without its answer",
+        "expected the round-2 question (step2) again",
+        "found an InputRequiredResult asking elicitation/create (keys: step1)",
+        "start at round 1 only when the state is missing",
     )
 
 

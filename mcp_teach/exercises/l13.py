@@ -7,7 +7,9 @@ step's own, serves it on 127.0.0.1 and runs the official conformance suite's sce
 the judge, and a failure names each failing scenario with the suite's own messages and a hint.
 
 - 13.1 ``add_content_tools``: audio, an embedded resource, mixed content, a tool error (2026-07-28);
-- 13.2 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28);
+- 13.2 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28); then,
+  in memory, a client that declared no capability gets -32021 rather than a question, and a round-2 retry
+  without its answer is asked again (the suite's client declares every capability, so it cannot see either);
 - 13.3 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25);
 - 13.4 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28).
 """
@@ -20,8 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fastmcp import FastMCP
+import mcp_types
+from fastmcp import Client, FastMCP
 from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from mcp_teach.conformance import WIDTH, ConformanceError, ScenarioResult, SuiteReport, check_server_at
 from mcp_teach.exercises.answers import run_sync
@@ -64,7 +69,7 @@ HINTS = {
     "input-required-result-multiple-input-requests": "one InputRequiredResult holding user_name, greeting and "
     "client_roots; answer once all three keys are in ctx.input_responses",
     "input-required-result-multi-round": "keep the round (and the name) in requestState as JSON; round 1 asks "
-    "step1, round 2 asks step2, then answer",
+    "step1, round 2 asks step2, then answer; a retry without its round's answer is asked that question again",
     "resources-templates-read": "@mcp.resource('test://template/{id}/data', mime_type='application/json') "
     "returning JSON with the id",
     "resources-subscribe": "serve_subscriptions(mcp, bus) (lesson 07) serves resources/subscribe, and "
@@ -80,15 +85,102 @@ HINTS = {
 
 @dataclass(frozen=True)
 class Step:
-    """One exercise: the step function the student writes and the scenarios that judge it, by revision."""
+    """One exercise: the step function the student writes, the scenarios that judge it, by revision, and what
+    else is checked once they pass (what the suite's client cannot show)."""
 
     answer: str
     wanted: dict[str, tuple[str, ...]]
     hints: dict[str, str]
+    also: Callable[[Checker, FastMCP], str] | None = None
 
 
 def _hints(*names: str) -> dict[str, str]:
     return {name: HINTS[name] for name in names}
+
+
+#: Exercise 13.2's tools: each asks the client, so each must first check the client declared what it asks for.
+ASKING_TOOLS = (
+    "test_input_required_result_sampling",
+    "test_input_required_result_list_roots",
+    "test_input_required_result_multiple_inputs",
+    "test_input_required_result_multi_round",
+)
+MULTI_ROUND = "test_input_required_result_multi_round"
+GATE_HINT = (
+    "pass every request to answerable(ctx, ...) before you return it in inputRequests (it takes several at "
+    "once): it raises -32021 when the client did not declare the capability (2026-07-28, basic/patterns/mrtr, "
+    "Server Requirements 7)"
+)
+
+
+async def _never(*arguments: Any) -> Any:
+    """A handler that only declares its capability: a call with ``allow_input_required`` never reaches it."""
+    raise AssertionError("the check's client was asked to answer")
+
+
+def _outcome(result: Any) -> str:
+    """What a call came back with, in a few words."""
+    if isinstance(result, MCPError):
+        return f"the JSON-RPC error {result.error.code} ({result.error.message})"
+    if isinstance(result, mcp_types.InputRequiredResult):
+        methods = sorted({request.method for request in (result.input_requests or {}).values()})
+        keys = ", ".join(result.input_requests or {})
+        return f"an InputRequiredResult asking {', '.join(methods) or 'nothing'} (keys: {keys})"
+    return f"a {type(result).__name__}"
+
+
+def _keys(result: Any) -> list[str] | None:
+    """The keys of an InputRequiredResult's questions (None for any other result)."""
+    return list(result.input_requests or {}) if isinstance(result, mcp_types.InputRequiredResult) else None
+
+
+async def _probe(server: FastMCP) -> dict[str, tuple[str, Any]]:
+    """What a client that declared no capability gets from each asking tool (and from the multi-round tool's
+    round 2), and what a round-2 retry without its answer gets; by the check's name, with what was expected."""
+
+    async def call(client: Client, answers: Any = None, state: str | None = None, name: str = MULTI_ROUND) -> Any:
+        try:
+            return await client.session.call_tool(
+                name, {}, input_responses=answers, request_state=state, allow_input_required=True
+            )
+        except MCPError as error:
+            return error
+
+    found: dict[str, tuple[str, Any]] = {}
+    async with Client(server) as bare, Client(server, elicitation_handler=_never) as asking:
+        for name in ASKING_TOOLS:
+            found[f"{name}, called by a client that declared no capability"] = ("gate", await call(bare, name=name))
+        first = await call(asking)
+        if _keys(first):
+            alice = mcp_types.ElicitResult(action="accept", content={"name": "Alice"})
+            name_given = {_keys(first)[0]: alice}
+            second = await call(asking, name_given, first.request_state)
+            what = f"{MULTI_ROUND} round 2 (the name answered), retried by a client that declared no capability"
+            found[what] = ("gate", await call(bare, name_given, first.request_state))
+            if _keys(second):
+                again = await call(asking, {}, second.request_state)
+                found[f"{MULTI_ROUND} round 2 retried without its answer"] = (", ".join(_keys(second)), again)
+    return found
+
+
+def asks_only_what_was_declared(check: Checker, server: FastMCP) -> str:
+    """13.2 beyond the suite: -32021, never a question, for a client that did not declare the capability; and a
+    round-2 retry without its answer asked that question again. Returns the line to print when both hold."""
+    for what, (wanted, outcome) in run_sync(_probe(server)).items():
+        if wanted == "gate":
+            if not (isinstance(outcome, MCPError) and outcome.error.code == MISSING_REQUIRED_CLIENT_CAPABILITY):
+                expected = "the JSON-RPC error -32021 (MissingRequiredClientCapability, 2026-07-28 basic/index)"
+                check.fail(what, f"{expected}, no request", _outcome(outcome), GATE_HINT)
+        elif _keys(outcome) != wanted.split(", "):
+            check.fail(
+                what,
+                f"the round-2 question ({wanted}) again: a missing answer is asked for again (2026-07-28, "
+                "basic/patterns/mrtr, Error Handling)",
+                _outcome(outcome),
+                "when the state says round 2 and step2 is missing, return step2's question with the same state; "
+                "start at round 1 only when the state is missing or cannot be read",
+            )
+    return "PASS in memory: a client that declared no capability gets -32021; a missing answer is asked again"
 
 
 EXERCISES = {
@@ -120,6 +212,7 @@ EXERCISES = {
             "input-required-result-multiple-input-requests",
             "input-required-result-multi-round",
         ),
+        also=asks_only_what_was_declared,
     ),
     "13.3": Step(
         "add_watched_resources",
@@ -161,9 +254,10 @@ def is_placeholder(function: Any) -> bool:
     return code is not None and code.co_code == _placeholder.__code__.co_code
 
 
-def judge(check: Checker, step: Step, function: Any) -> list[SuiteReport]:
+def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport], list[str]]:
     """Run the step's scenarios against the capstone with ``function``; a failed check names each scenario that
-    did not pass (a warning counts: the capstone passes without one) with the suite's words and a hint.
+    did not pass (a warning counts: the capstone passes without one) with the suite's words and a hint. Then the
+    step's own checks (``also``); the reports, and the lines those checks print when they pass.
 
     A blank step (still the placeholder) fails the same way in a lesson, so the student sees what the suite
     expects; while grading it is *not attempted*, as a blank exercise of any other lesson is."""
@@ -212,7 +306,7 @@ def judge(check: Checker, step: Step, function: Any) -> list[SuiteReport]:
         )
         message = f"Exercise {check.exercise_id} — {what}: expected {expected}, found {found}. {details} Hint: {hints}"
         raise ExerciseFailed(message, tuple(lines))
-    return reports
+    return reports, [step.also(check, server)] if step.also is not None else []
 
 
 def _passed(reports: list[SuiteReport]) -> str:
@@ -226,7 +320,8 @@ def _register(exercise_id: str) -> None:
 
     @exercise(exercise_id, answers=(step.answer,))
     def step_passes(check: Checker, function: Any) -> None:
-        print(_passed(judge(check, step, function)))
+        reports, also = judge(check, step, function)
+        print(_passed(reports), *also, sep="\n")
 
 
 for _exercise_id in EXERCISES:

@@ -106,30 +106,37 @@ _KINDS: dict[type, tuple[str, type[Any], str]] = {
 }
 
 
-def answerable(ctx: Context, request: mcp_types.InputRequest) -> type[Any]:
-    """The result type of ``request``, once sure this client can answer it; else the error each era prescribes.
+def answerable(ctx: Context, request: mcp_types.InputRequest, *more: mcp_types.InputRequest) -> type[Any]:
+    """The result type of ``request``, once sure this client can answer it (and every request in ``more``); else
+    the error each era prescribes.
 
-    2026-07-28: a request needing an undeclared capability gets -32021 ``MissingRequiredClientCapability`` with
-    ``data.requiredCapabilities`` (basic/index), which fastmcp sends as a JSON-RPC error. 2025-11-25 has no such
-    code: a tool error. A stateless 2025-11-25 server has no channel for a request of its own: a tool error too.
+    2026-07-28: a request needing an undeclared capability gets -32021 ``MissingRequiredClientCapability`` whose
+    ``data.requiredCapabilities`` lists every missing one (basic/index), which fastmcp sends as a JSON-RPC error.
+    2025-11-25 has no such code: a tool error. A stateless 2025-11-25 server has no channel for a request of its
+    own: a tool error too.
     """
-    name, result_type, how = _KINDS[type(request)]
-    capability = mcp_types.ClientCapabilities.model_validate({name: {}})
+    kinds = {asked.method: _KINDS[type(asked)] for asked in (request, *more)}
     modern = is_modern(ctx)
     if not modern and not ctx.session.can_send_request:
         raise ToolError(
             f"This connection cannot carry {request.method}: a stateless 2025-11-25 server keeps no session, so "
             "it has no channel for requests of its own. Connect to a server with sessions, or speak 2026-07-28."
         )
-    if not ctx.session.check_client_capability(capability):
-        needs = f"{name} (fastmcp: {how})"
-        message = f"This tool needs the client to answer {request.method}: the client declared no {needs}."
+    missing = {
+        method: (name, how)
+        for method, (name, _, how) in kinds.items()
+        if not ctx.session.check_client_capability(mcp_types.ClientCapabilities.model_validate({name: {}}))
+    }
+    if missing:
+        needs = ", ".join(f"{name} (fastmcp: {how})" for name, how in missing.values())
+        message = f"This tool needs the client to answer {', '.join(missing)}: the client declared no {needs}."
         if modern:
+            capability = mcp_types.ClientCapabilities.model_validate({name: {} for name, _ in missing.values()})
             data = mcp_types.MissingRequiredClientCapabilityErrorData(required_capabilities=capability)
             required = data.model_dump(by_alias=True, mode="json", exclude_none=True)
             raise MCPError(MISSING_REQUIRED_CLIENT_CAPABILITY, message, required)
         raise ToolError(message)
-    return result_type
+    return kinds[request.method][1]
 
 
 def elicit_form(message: str, properties: dict[str, Any], required: list[str]) -> mcp_types.ElicitRequest:

@@ -75,7 +75,9 @@ DEFAULTS_FIELDS: dict[str, Any] = {
     "verified": {"type": "boolean", "description": "Verification status", "default": True},
 }
 
-#: SEP-1330: the five ways to offer choices (the scenario names the fields and the values).
+#: SEP-1330's enums, as the suite asks for them (it names the fields and the values): single-select ``enum`` and
+#: ``oneOf`` with titles, multi-select ``items.enum`` and ``items.anyOf``, and the older ``enumNames`` form
+#: (schema.ts 2025-11-25 ``LegacyTitledEnumSchema``, marked for removal).
 ENUM_FIELDS: dict[str, Any] = {
     "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
     "titledSingle": {
@@ -122,10 +124,12 @@ CONFIRM = elicit_form("Please confirm", {"ok": {"type": "boolean"}}, ["ok"])
 
 def new_server(name: str = SERVER_NAME) -> FastMCP:
     """An empty server, ready for every step: instructions, a fixed version, a key to seal requestState, and
-    unknown names answered as the spec says (-32602: ExplainingFastMCP for tools, lesson 03; explain_unknown_names
-    for prompts and resources, lesson 07) rather than fastmcp's isError result."""
+    unknown names answered with the spec's codes and a list of what exists: an unknown tool or prompt -32602, a
+    missing resource -32002 at 2025-11-25 and -32602 at 2026-07-28 (ExplainingFastMCP for tools, lesson 03, where
+    fastmcp alone sends an isError result; explain_unknown_names for prompts and resources, lesson 07)."""
     # requestState is sealed by the SDK (AES-GCM under this key, with an expiry, bound to the method, the tool
-    # and its arguments): a tampered copy is refused with -32602 before any tool runs (spec basic/patterns/mrtr).
+    # and its arguments): the SDK refuses a tampered copy with -32602 before any tool runs. The spec requires the
+    # rejection but names no code (2026-07-28, basic/patterns/mrtr, Server Requirements 4): -32602 is the SDK's.
     server = ExplainingFastMCP(
         name,
         instructions=SERVER_INSTRUCTIONS,
@@ -211,8 +215,9 @@ def add_logging(mcp: FastMCP) -> None:
 
     @mcp.tool(output_schema=None)
     async def test_tool_with_logging(ctx: Context) -> str:
-        """Tests tool that emits log messages during execution (2025-11-25: always; 2026-07-28: only when the
-        request's ``_meta`` carries ``io.modelcontextprotocol/logLevel``, which the SDK enforces)."""
+        """Tests tool that emits log messages during execution (2025-11-25: at or above the level the client set
+        with ``logging/setLevel``, if it set one; 2026-07-28: only when the request's ``_meta`` carries
+        ``io.modelcontextprotocol/logLevel``, which the SDK enforces)."""
         for text in ("Tool execution started", "Tool processing data", "Tool execution completed"):
             await ctx.info(text)
         return "Tool with logging executed successfully"
@@ -292,7 +297,8 @@ def add_elicitation(mcp: FastMCP) -> None:
 
 
 def add_input_required(mcp: FastMCP) -> None:
-    """input_required (SEP-2322, spec basic/patterns/mrtr): return the questions, read the answers on the retry."""
+    """input_required (SEP-2322, spec basic/patterns/mrtr): return the questions, read the answers on the retry.
+    Every question passes ``answerable`` first: a client that did not declare its capability gets -32021."""
 
     @mcp.tool(output_schema=None)
     async def test_input_required_result_elicitation(ctx: Context) -> str | mcp_types.InputRequiredResult:
@@ -300,19 +306,23 @@ def add_input_required(mcp: FastMCP) -> None:
         answers = ctx.input_responses or {}
         if "user_name" in answers:
             return f"Hello, {answered(answers['user_name'], 'name') or 'stranger'}!"
-        return mcp_types.InputRequiredResult(input_requests={"user_name": name_question()})
+        question = name_question()
+        answerable(ctx, question)  # no elicitation capability declared: -32021, not the question
+        return mcp_types.InputRequiredResult(input_requests={"user_name": question})
 
     @mcp.tool(output_schema=None)
     async def test_input_required_result_request_state(ctx: Context) -> str | mcp_types.InputRequiredResult:
         """requestState round trip: the retry must echo the state with the answer."""
         if "confirm" in (ctx.input_responses or {}) and ctx.request_state == "request-state-nonce":
             return "state-ok: confirmation received"
+        answerable(ctx, CONFIRM)
         return mcp_types.InputRequiredResult(input_requests={"confirm": CONFIRM}, request_state="request-state-nonce")
 
     @mcp.tool(output_schema=None)
     async def test_input_required_result_tampered_state(ctx: Context) -> str | mcp_types.InputRequiredResult:
         """A tampered ``requestState`` never reaches this tool: the SDK unseals and verifies it first (-32602)."""
         if ctx.request_state is None:
+            answerable(ctx, CONFIRM)
             return mcp_types.InputRequiredResult(input_requests={"confirm": CONFIRM}, request_state="round-1")
         return f"state-ok: {ctx.request_state}"
 
@@ -337,7 +347,9 @@ def add_more_input_required(mcp: FastMCP) -> None:
         if isinstance(answer, mcp_types.CreateMessageResult):
             said = answer.content.text if isinstance(answer.content, mcp_types.TextContent) else "?"
             return f"Model said: {said}"
-        return mcp_types.InputRequiredResult(input_requests={"capital_question": sampling_request(SAMPLING_PROMPT)})
+        question = sampling_request(SAMPLING_PROMPT)
+        answerable(ctx, question)
+        return mcp_types.InputRequiredResult(input_requests={"capital_question": question})
 
     @mcp.tool(output_schema=None)
     async def test_input_required_result_list_roots(ctx: Context) -> str | mcp_types.InputRequiredResult:
@@ -345,7 +357,9 @@ def add_more_input_required(mcp: FastMCP) -> None:
         answer = (ctx.input_responses or {}).get("client_roots")
         if isinstance(answer, mcp_types.ListRootsResult):
             return f"Client exposed {len(answer.roots)} root(s)."
-        return mcp_types.InputRequiredResult(input_requests={"client_roots": mcp_types.ListRootsRequest()})
+        question = mcp_types.ListRootsRequest()
+        answerable(ctx, question)
+        return mcp_types.InputRequiredResult(input_requests={"client_roots": question})
 
     @mcp.tool(output_schema=None)
     async def test_input_required_result_multiple_inputs(ctx: Context) -> str | mcp_types.InputRequiredResult:
@@ -357,22 +371,33 @@ def add_more_input_required(mcp: FastMCP) -> None:
             "greeting": sampling_request("Generate a greeting", 50),
             "client_roots": mcp_types.ListRootsRequest(),
         }
+        answerable(ctx, *asks.values())  # -32021 lists every capability the client did not declare
         return mcp_types.InputRequiredResult(input_requests=asks, request_state="multiple-inputs")
 
     @mcp.tool(output_schema=None)
     async def test_input_required_result_multi_round(ctx: Context) -> str | mcp_types.InputRequiredResult:
         """Three rounds; ``requestState`` says which round this is and carries the name from round one."""
-        state = json.loads(ctx.request_state) if ctx.request_state else {"round": 0}
+        # A retry without the answer its round asked for is asked again (basic/patterns/mrtr, Error Handling:
+        # SHOULD); only a missing or unreadable state starts over at round 1.
+
+        def ask(key: str, question: mcp_types.ElicitRequest, state: dict[str, Any]) -> mcp_types.InputRequiredResult:
+            answerable(ctx, question)
+            return mcp_types.InputRequiredResult(input_requests={key: question}, request_state=json.dumps(state))
+
+        try:
+            state = json.loads(ctx.request_state or "")
+        except ValueError:
+            state = None
+        step = state.get("round") if isinstance(state, dict) else None
         answers = ctx.input_responses or {}
-        if state["round"] == 1 and "step1" in answers:
-            color = elicit_form("Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"])
-            next_state = {"round": 2, "name": answered(answers["step1"], "name")}
-            return mcp_types.InputRequiredResult(input_requests={"step2": color}, request_state=json.dumps(next_state))
-        if state["round"] == 2 and "step2" in answers:
+        color = elicit_form("Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"])
+        if step == 2 and "step2" in answers:
             return f"{state.get('name')} likes {answered(answers['step2'], 'color')}."
-        # Round 0, or an answer missing or out of order: ask from the start.
-        first = {"step1": name_question("Step 1: What is your name?")}
-        return mcp_types.InputRequiredResult(input_requests=first, request_state=json.dumps({"round": 1}))
+        if step == 2:
+            return ask("step2", color, state)  # the same state: only the answer was missing
+        if step == 1 and "step1" in answers:
+            return ask("step2", color, {"round": 2, "name": answered(answers["step1"], "name")})
+        return ask("step1", name_question("Step 1: What is your name?"), {"round": 1})
 
 
 # --- 5. resources -----------------------------------------------------------------------------------------
@@ -419,7 +444,8 @@ def add_watched_resources(mcp: FastMCP, bus: InMemorySubscriptionBus) -> None:
 
 
 def add_simple_prompts(mcp: FastMCP) -> None:
-    """A prompt without arguments, one with two, and one that asks first (2026-07-28: any request may)."""
+    """A prompt without arguments, one with two, and one that asks first (2026-07-28: ``prompts/get`` is one of the
+    three requests that may return input_required)."""
 
     @mcp.prompt
     def test_simple_prompt() -> str:
@@ -438,11 +464,13 @@ def add_simple_prompts(mcp: FastMCP) -> None:
 
     @mcp.prompt
     async def test_input_required_result_prompt(ctx: Context) -> str | mcp_types.InputRequiredResult:
-        """2026-07-28: ``prompts/get`` may need input too (any request may resolve to input_required)."""
+        """2026-07-28: ``prompts/get`` may return input_required, as ``tools/call`` and ``resources/read`` may; no
+        other request may (basic/patterns/mrtr, Supported Requests)."""
         answer = (ctx.input_responses or {}).get("user_context")
         if answer is not None:
             return f"Use the following context: {answered(answer, 'context') or '?'}"
         question = elicit_form("What context should the prompt use?", {"context": {"type": "string"}}, ["context"])
+        answerable(ctx, question)
         return mcp_types.InputRequiredResult(input_requests={"user_context": question})
 
 
