@@ -145,7 +145,8 @@ def test_11_3_an_overloaded_app_fails() -> None:
 
 def test_11_3_anthropics_error_shape_fails() -> None:
     anthropic_shape = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
-    failed_with("11.3", {"rate_limited_app": _app(429, anthropic_shape), "rate_limit_message": MESSAGE}, "code")
+    app = _app(429, anthropic_shape)
+    failed_with("11.3", {"rate_limited_app": app, "rate_limit_message": MESSAGE}, 'no outer "type"', "Anthropic's")
 
 
 def test_11_3_the_messages_path_fails() -> None:
@@ -155,3 +156,83 @@ def test_11_3_the_messages_path_fails() -> None:
 
 def test_11_3_a_message_of_another_error_fails() -> None:
     failed_with("11.3", {"rate_limited_app": _app(429, RATE_LIMITED), "rate_limit_message": "overloaded"}, "rate-lim")
+
+
+def test_11_1_a_description_made_up_for_a_tool_without_one_fails() -> None:
+    def always_described(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {"name": t["function"]["name"], "description": t["function"].get("description"),
+             "input_schema": t["function"]["parameters"]}
+            for t in tools
+        ]  # fmt: skip
+
+    failed_with("11.1", {"messages_tools": always_described}, "the definition of no_description")
+
+
+def test_11_1_a_key_error_on_a_tool_without_description_is_feedback() -> None:
+    def indexed(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"description": t["function"]["description"]} for t in tools]
+
+    failed_with("11.1", {"messages_tools": indexed}, "it raised KeyError", "only where the OpenAI one has it")
+
+
+USED = {"role": "assistant", "content": [USE]}
+
+
+@pytest.mark.parametrize(
+    ("result_turn", "fragments"),
+    [
+        (  # the repr of the whole CallToolResult
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1_0",
+                                          "content": "CallToolResult(content=[TextContent(text='42.0')])"}]},
+            ("the text of the tool_result's content", "result.content[0].text"),
+        ),
+        (  # a success reported as a failure
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1_0", "content": "42.0",
+                                          "is_error": True}]},
+            ("is_error", "absent or false"),
+        ),
+        ({"role": "user", "content": "42.0"}, ("a list of blocks", "'42.0'")),
+        (
+            {"role": "user", "content": [{"type": "tool_result", "tool_call_id": "toolu_1_0", "content": "42.0"}]},
+            ('the key is "tool_use_id"',),
+        ),
+        ({"role": "assistant", "content": [{"type": "tool_result"}]}, ("tool results travel in a user turn",)),
+    ],
+    ids=["repr", "is-error", "string-content", "tool-call-id", "assistant-role"],
+)  # fmt: skip
+def test_11_2_wrong_result_turns_fail_with_the_hint_that_fits(result_turn, fragments) -> None:
+    failed_with("11.2", _by_hand(result_turn), *fragments)
+
+
+def test_11_2_the_question_as_one_text_block_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1_0",
+                                           "content": [{"type": "text", "text": "42.0"}]}]}  # fmt: skip
+    answers = _by_hand(result)
+    answers["by_hand_messages"][0] = {"role": "user", "content": [{"type": "text", "text": "What is 6 times 7?"}]}
+    check("11.2", answers)
+    assert "✔ Exercise 11.2 passed" in capsys.readouterr().out
+
+
+def test_11_3_an_app_that_never_answers_fails_in_time(monkeypatch) -> None:
+    import asyncio
+
+    from mcp_teach.exercises import l11
+
+    async def forever(request: Any) -> JSONResponse:
+        await asyncio.sleep(3600)
+        return JSONResponse({})
+
+    monkeypatch.setattr(l11, "PROVIDER_SECONDS", 0.5)
+    app = Starlette(routes=[Route("/v1/chat/completions", forever, methods=["POST"])])
+    failed_with("11.3", {"rate_limited_app": app, "rate_limit_message": MESSAGE}, "an answer within 0.5 s")
+
+
+def test_11_3_a_typed_in_message_fails() -> None:
+    typed = "is rate-limiting this key (HTTP 429)"
+    failed_with("11.3", {"rate_limited_app": _app(429, RATE_LIMITED), "rate_limit_message": typed}, "The LLM at <url>")
+
+
+def test_11_3_a_message_about_a_404_points_at_the_base_url() -> None:
+    wrong = "Nothing at http://stand-in.invalid answers this API (HTTP 404): Not Found. Check OPENAI_BASE_URL"
+    failed_with("11.3", {"rate_limited_app": _app(429, RATE_LIMITED), "rate_limit_message": wrong}, "end in /v1")

@@ -56,8 +56,12 @@ FAILURES: dict[str, tuple[int, Any]] = {
     "400-tools-text": (400, "stand-in-model does not support tools (key {key})"),
     "400-other": (400, {"error": {"message": "Bad temperature for key {key}.", "type": "invalid_request_error",
                                   "param": "temperature", "code": None}}),
+    "404-path": (404, "Not Found"),
     "429": (429, {"error": {"message": "Rate limit reached for {key}.", "type": "requests", "param": None,
                             "code": "rate_limit_exceeded"}}),
+    "429-quota": (429, {"error": {"message": "You exceeded your current quota ({key}).", "type": "insufficient_quota",
+                                  "param": None, "code": "insufficient_quota"}}),
+    "200-error": (200, {"error": {"message": "Rate limit reached for {key}.", "code": "rate_limit_exceeded"}}),
     "500": (500, {"error": {"message": "The server had an error ({key}).", "type": "server_error", "param": None,
                             "code": None}}),
     "503": (503, {"error": {"message": "Overloaded ({key}).", "type": "server_error", "param": None, "code": None}}),
@@ -198,7 +202,10 @@ FIXES = {
     "400-tools-string": ["HTTP 400", "does not support tools", "function calling"],
     "400-tools-text": ["HTTP 400", "does not support tools", "function calling"],
     "400-other": ["HTTP 400", "Bad temperature"],
+    "404-path": ["HTTP 404", "Nothing at", "OPENAI_BASE_URL", "/v1", "Not Found."],
     "429": ["HTTP 429", "try again"],
+    "429-quota": ["HTTP 429, insufficient_quota", "Waiting will not help", "billing"],
+    "200-error": ["answered HTTP 200, but not with a chat.completions reply", "Rate limit reached for"],
     "500": ["HTTP 500", "try again later"],
     "503": ["HTTP 503", "try again later"],
 }
@@ -271,7 +278,7 @@ def test_bad_tool_calls_go_back_to_the_model_as_errors(run, stand_in: StandIn, s
     ("status", "kind", "says"),
     [
         (401, "AuthenticationError", "Check {SDK}_API_KEY in .env."),
-        (404, "NotFoundError", "Check {SDK}_MODEL."),
+        (404, "NotFoundError", "Check {SDK}_BASE_URL (an OpenAI-compatible one usually ends in /v1), then"),
         (429, "RateLimitError", "is rate-limiting this key (HTTP 429)"),
         (503, "InternalServerError", "failed with HTTP 503. This is the provider's side"),
     ],
@@ -286,3 +293,17 @@ def test_one_error_map_explains_both_sdks(sdk: str, status: int, kind: str, says
     error = getattr(module, kind)(f"no {KEY}", response=response, body={"error": {"message": f"bad key {KEY}"}})
     message = str(explain(error, "http://llm.invalid/v1", "some-model", KEY))
     assert says.replace("{SDK}", sdk.upper()) in message and KEY not in message
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_404_that_names_the_model_is_an_unknown_model(sdk: str) -> None:
+    import importlib
+
+    from mcp_teach.llm.errors import explain
+
+    module = importlib.import_module(sdk)
+    response = httpx2.Response(404, request=httpx2.Request("POST", "http://llm.invalid/v1/x"))
+    error = module.NotFoundError("no", response=response, body={"error": {"message": "model: some-model"}})
+    message = str(explain(error, "http://llm.invalid/v1", "some-model", KEY))
+    expected = "Model 'some-model' was not found at http://llm.invalid/v1 (HTTP 404): model: some-model. Check"
+    assert message == f"{expected} {sdk.upper()}_MODEL."

@@ -93,7 +93,8 @@ def create_app(api_key: str | None = None) -> Starlette:
     """The ASGI app. With ``api_key`` set, requests must send ``Authorization: Bearer <api_key>``."""
 
     def key_matches(request: Request, *, x_api_key: bool = False) -> bool:
-        """``Authorization: Bearer <api_key>``; Anthropic's SDK sends ``x-api-key`` (or the bearer, for a token)."""
+        """``Authorization: Bearer <api_key>``; for Messages also ``x-api-key``, the header Anthropic's API documents
+        (anthropic 2.x sends the key as the bearer)."""
         scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
         sent = bearer.strip() if scheme.lower() == "bearer" else None
         if x_api_key:

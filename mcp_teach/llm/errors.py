@@ -7,6 +7,8 @@ names of its classes, which the ``openai`` and the ``anthropic`` SDK share (``Au
 
 from __future__ import annotations
 
+import json
+
 from mcp_teach.wire.redact import REDACTED, redact_text
 
 
@@ -19,13 +21,28 @@ ERROR_MAP = {
     "APIConnectionError": "Cannot reach the LLM at {url} ({kind}). Is the server running, and is {sdk}_BASE_URL right?",
     "AuthenticationError": "The LLM at {url} rejected the API key (HTTP 401). Check {sdk}_API_KEY in .env.",
     "PermissionDeniedError": "The API key may not use model '{model}' at {url} (HTTP 403). Check your account.",
-    "NotFoundError": "Model '{model}' was not found at {url} (HTTP 404): {detail} Check {sdk}_MODEL.",
+    "NotFoundError": "Model '{model}' was not found at {url} (HTTP 404): {sentence} Check {sdk}_MODEL.",
     "RateLimitError": "The LLM at {url} is rate-limiting this key (HTTP 429). Wait a little and try again.",
     "OverloadedError": (
         "The LLM at {url} is overloaded (HTTP 529): too many requests for everyone, not only yours. "
         "Wait a minute and try again, or use another model ({sdk}_MODEL)."
     ),
 }
+#: HTTP 404 whose words do not name a model: nothing answers at that path, so the URL is wrong, not the model.
+NO_ROUTE = (
+    "Nothing at {url} answers this API (HTTP 404): {sentence} Check {sdk}_BASE_URL (an OpenAI-compatible one "
+    "usually ends in /v1), then {sdk}_MODEL."
+)
+#: HTTP 429 with OpenAI's ``insufficient_quota``: the account has no quota left, and waiting does not help.
+NO_QUOTA = (
+    "The account behind this key has no quota left at {url} (HTTP 429, insufficient_quota): {sentence} "
+    "Waiting will not help: check the plan and billing."
+)
+#: HTTP 200 whose body is not the API's reply (no SDK error to map): a stand-in or proxy answering the wrong way.
+NOT_A_REPLY = (
+    "The LLM at {url} answered HTTP 200, but not with a {api} reply: {found} "
+    "Is the base URL an API of that kind, and does an error come with its HTTP status?"
+)
 #: HTTP 400 that mentions tools: the model cannot do function calling.
 NO_TOOLS = (
     "Model '{model}' at {url} refused the tool definitions (HTTP 400): {detail} "
@@ -34,6 +51,23 @@ NO_TOOLS = (
 #: Any other HTTP 5xx: the provider's side.
 SERVER_SIDE = "The LLM at {url} failed with HTTP {status}. This is the provider's side; try again later."
 OTHER = "The LLM at {url} returned an error{status_note}: {detail}"
+
+
+def error_code(error: Exception) -> str | None:
+    """The ``code`` of the provider's error object (the openai SDK keeps the inner object as ``body``)."""
+    body = getattr(error, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        body = body["error"]
+    code = body.get("code") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def not_a_reply(url: str, api: str, response: object, api_key: str | None = None) -> LLMError:
+    """An HTTP 200 body that is not the API's reply, shown short and without the key (a proxy may echo it)."""
+    found = redact_text(
+        json.dumps(response, default=str).replace(api_key, REDACTED) if api_key else json.dumps(response, default=str)
+    )
+    return LLMError(NOT_A_REPLY.format(url=url, api=api, found=found[:160]))
 
 
 def detail_of(error: Exception, api_key: str | None = None) -> str:
@@ -54,8 +88,14 @@ def explain(error: Exception, url: str, model: str, api_key: str | None = None) 
     """An ``openai`` or ``anthropic`` exception as an :class:`LLMError` that names the fix (never the key)."""
     sdk = "ANTHROPIC" if type(error).__module__.startswith("anthropic") else "OPENAI"
     status = getattr(error, "status_code", None)
+    detail = detail_of(error, api_key)
     words = {"url": url, "model": model, "sdk": sdk, "kind": type(error).__name__, "status": status,
-             "detail": detail_of(error, api_key), "status_note": f" (HTTP {status})" if status else ""}  # fmt: skip
+             "detail": detail, "sentence": detail if detail.endswith((".", "!", "?")) else f"{detail}.",
+             "status_note": f" (HTTP {status})" if status else ""}  # fmt: skip
+    if status == 404 and "model" not in detail.lower() and model not in detail:
+        return LLMError(NO_ROUTE.format(**words))
+    if status == 429 and error_code(error) == "insufficient_quota":
+        return LLMError(NO_QUOTA.format(**words))
     for cls in type(error).__mro__:
         if cls.__name__ in ERROR_MAP:
             return LLMError(ERROR_MAP[cls.__name__].format(**words))

@@ -26,7 +26,7 @@ from fastmcp import Client
 from mcp.shared.exceptions import MCPError
 
 from mcp_teach.llm.anthropic_format import to_anthropic_tools
-from mcp_teach.llm.errors import explain
+from mcp_teach.llm.errors import explain, not_a_reply
 from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.trace import Actor, Trace, TraceEvent, short
 from mcp_teach.wire.messages import Capture
@@ -245,6 +245,9 @@ class _Traced:
             response = await self.api.send(llm, request)
         except (openai.OpenAIError, *_anthropic_errors()) as error:
             raise explain(error, str(llm.base_url).rstrip("/"), request["model"], llm.api_key) from None
+        if not response.get("choices" if isinstance(self.api, ChatCompletions) else "content"):
+            # HTTP 200 with something else (an error body with the wrong status, a page): no SDK error to map
+            raise not_a_reply(str(llm.base_url).rstrip("/"), self.api.name, response, llm.api_key) from None
         self.note("llm", "client", "llm-response", self._label(response), response)
         return response
 
