@@ -213,6 +213,13 @@ def test_the_endpoint_rejects_requests_as_anthropic_does(run) -> None:
     assert wrong_model.body["error"]["type"] == "not_found_error" and "ANTHROPIC_MODEL" in str(wrong_model)
     system_role = run(attempt, {"messages": [{"role": "system", "content": "hi"}]})
     assert isinstance(system_role, anthropic.BadRequestError) and "system" in str(system_role)
+    result_in_assistant_turn = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "3"}]},
+    ]
+    misplaced = run(attempt, {"messages": result_in_assistant_turn})
+    assert isinstance(misplaced, anthropic.BadRequestError)
+    assert "messages.1.content.0: a tool_result block belongs in a user turn" in str(misplaced)
 
 
 # --- mcp-teach model serve: both APIs on one loopback server ---------------------------------------------------

@@ -114,6 +114,11 @@ def validate_messages_request(body: Any, model_name: str) -> dict[str, Any]:
         for block_index, block in enumerate(content if isinstance(content, list) else []):
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 raise MessagesRejected(400, f"messages.{index}.content.{block_index}.type: Field required")
+            where = {"tool_result": "user", "tool_use": "assistant"}.get(block["type"], message["role"])
+            if where != message["role"]:  # the API refuses a block in the other side's turn
+                raise MessagesRejected(
+                    400, f"messages.{index}.content.{block_index}: a {block['type']} block belongs in a {where} turn"
+                )
             if block["type"] == "tool_result" and not block.get("tool_use_id"):
                 raise MessagesRejected(400, f"messages.{index}.content.{block_index}.tool_use_id: Field required")
     tools = body.get("tools")
