@@ -89,8 +89,68 @@ def test_10_3_replacing_dots_alone_clashes() -> None:
     def dots(server: str, tool: str) -> str:
         return re.sub(r"[^A-Za-z0-9_-]", "_", f"{server}_{tool}")[:64]
 
-    failed_with("10.3", {"provider_name": dots}, "distinct")
+    failed_with("10.3", {"provider_name": dots}, "the first 55 characters of the cleaned name")
 
 
 def test_10_2_an_entry_fastmcp_does_not_accept_fails() -> None:
     failed_with("10.2", {"divide_only": {"tools": {"calculator_divide": {"tags": ["allowed"]}}}}, "MCPConfig")
+
+
+ALLOWED = {"tools": {"calculator_divide": {"tags": ["allowed"]}}, "include_tags": ["allowed"]}
+
+
+def test_10_3_a_word_class_that_keeps_other_letters_fails() -> None:
+    def word_class(server: str, tool: str) -> str:
+        name = f"{server}_{tool}"
+        if is_openai_name(name):
+            return name
+        digest = hashlib.sha256(f"{server}/{tool}".encode()).hexdigest()[:8]
+        return re.sub(r"[^\w-]", "_", name)[:55] + "_" + digest
+
+    failed_with("10.3", {"provider_name": word_class}, "provider_name('wiki', 'résumé.search')", "keeps letters like é")
+
+
+def test_10_3_the_hash_of_another_string_fails() -> None:
+    def other_hash(server: str, tool: str) -> str:
+        name = f"{server}_{tool}"
+        if is_openai_name(name):
+            return name
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:55] + "_" + digest
+
+    failed_with("10.3", {"provider_name": other_hash}, "sha256('knowledge/docs.search')")
+
+
+@pytest.mark.parametrize(
+    ("entry", "fragments"),
+    [
+        ({"command": "python3", "args": ["mcp_teach/serve.py"], **ALLOWED}, ("command and args", "sys.executable")),
+        ({"mcpServers": {"calc": {**CALCULATOR, **ALLOWED}}}, ("write only the entry",)),
+        (
+            {**CALCULATOR, "tools": {"calculator_divide": {"tags": "allowed"}}, "include_tags": ["allowed"]},
+            ("a list of strings",),
+        ),
+        ({**CALCULATOR, **ALLOWED, "include_tags": ["allow"]}, ("exactly the one in tools",)),
+    ],
+    ids=["wrong-command", "whole-config", "tags-a-string", "tags-differ"],
+)
+def test_10_2_wrong_entries_get_the_hint_that_fits(entry, fragments) -> None:
+    failed_with("10.2", {"divide_only": entry}, *fragments)
+
+
+def test_10_1_tool_objects_instead_of_names_is_feedback() -> None:
+    def with_objects(listed):
+        return {f"{server}_{tool.name}": [server] for server, tools in listed.items() for tool in tools}
+
+    failed_with("10.1", {"find_clashes": with_objects}, "it raised AttributeError", "tool *names* (str)")
+
+
+def test_10_1_sets_instead_of_lists_are_told_so() -> None:
+    def as_sets(listed):
+        claimed: dict[str, set[str]] = {}
+        for server, tools in listed.items():
+            for tool in tools:
+                claimed.setdefault(f"{server}_{tool}", set()).add(server)
+        return {name: owners for name, owners in claimed.items() if len(owners) > 1}
+
+    failed_with("10.1", {"find_clashes": as_sets}, "not a set")

@@ -14,10 +14,14 @@ The checks are synchronous; the ones that talk to servers run their clients with
 
 from __future__ import annotations
 
+import hashlib
+import re
+import sys
 from typing import Any
 
 from fastmcp import Client, FastMCP
 from fastmcp.mcp_config import MCPConfig
+from pydantic import ValidationError
 
 from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import result_text, run_sync
@@ -50,7 +54,19 @@ NAME_CASES = [
     ("git-hub", "issues.list"),
     ("very-long-server-name-for-testing", "a_tool_name_that_is_much_too_long_to_fit_in_sixty_four_characters"),
     ("very-long-server-name-for-testing", "a_tool_name_that_is_much_too_long_to_fit_in_sixty_four_characters_2"),
+    ("wiki", "résumé.search"),  # letters outside ASCII: OpenAI's rule has none
 ]
+#: 10.3's scheme: the part kept before the hash, and the hash's length.
+KEPT, DIGITS = 55, 8
+
+
+def expected_name(server: str, tool: str) -> str:
+    """The name 10.3's text describes, to compare with: as it is if it fits, else cleaned, cut and hashed."""
+    name = f"{server}_{tool}"
+    if is_openai_name(name):
+        return name
+    digest = hashlib.sha256(f"{server}/{tool}".encode()).hexdigest()[:DIGITS]
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:KEPT] + "_" + digest
 
 
 def _search(query: str = "") -> str:
@@ -84,13 +100,22 @@ async def _listed_and_routed() -> tuple[dict[str, list[str]], list[str]]:
 def check_find_clashes(c: Checker, find_clashes: Any) -> None:
     c.function(find_clashes, "find_clashes", hint="def find_clashes(listed): ... return {prefixed name: [servers]}")
     listed, offered = run_sync(_listed_and_routed())
-    found = find_clashes(listed)
+    found = c.runs(
+        find_clashes,
+        listed,
+        what=f"find_clashes({listed})",
+        expected="a dict",
+        hint="listed maps each server to its tool *names* (str), not the Tool objects of section 3",
+    )
     c.instance(found, dict, "find_clashes(...)", hint="a dict: prefixed name -> the servers that would get it")
+    sets = any(isinstance(owners, set | frozenset) for owners in found.values())
     c.equal(
         found,
         CLASHES,
         f"find_clashes({listed})",
-        hint="prefix every tool with its server's name first, then keep the names claimed more than once, with "
+        hint="a list of servers in config order, not a set"
+        if sets
+        else "prefix every tool with its server's name first, then keep the names claimed more than once, with "
         "every server that claims them (config order)",
     )
     alone = {"notes": listed["notes"], "git": listed["git"]}
@@ -127,22 +152,38 @@ async def _run_allowlist(filters: dict[str, Any]) -> tuple[list[str], Any, Any]:
 @exercise("10.2", answers=("divide_only",))
 def check_divide_only(c: Checker, divide_only: Any) -> None:
     c.instance(divide_only, dict, "divide_only", hint="a dict: one entry of mcpServers")
+    c.true(
+        "mcpServers" not in divide_only,
+        "divide_only",
+        expected="one entry (the value under a server's name)",
+        found=sorted(divide_only),
+        hint='write only the entry, {"command": ..., "args": ..., ...}, not the whole config',
+    )
     try:
         MCPConfig.from_dict({"mcpServers": {"calc": divide_only}})
-    except Exception as error:  # pydantic's validation error: say what fastmcp did not accept
-        c.fail(
-            "the entry",
-            "one fastmcp's MCPConfig accepts",
-            f"{type(error).__name__}: {str(error).splitlines()[0]}",
-            hint="command, args, tools, include_tags",
-        )
+    except ValidationError as error:  # say which field fastmcp did not accept
+        first = error.errors()[0]
+        problem = f"{'.'.join(map(str, first['loc'][2:])) or 'the entry'}: {first['msg']}"
+    else:
+        problem = ""
+    c.true(not problem, "the entry", expected="one fastmcp's MCPConfig accepts", found=problem,
+           hint="command, args, tools (a dict: tool name -> {'tags': [...]}), include_tags (a list)")  # fmt: skip
+    c.equal(
+        (divide_only.get("command"), divide_only.get("args")),
+        (sys.executable, ["-m", "mcp_teach.serve"]),
+        "the entry's command and args",
+        hint="the calculator's command, as in section 1: sys.executable and ['-m', 'mcp_teach.serve']",
+    )
     filters = {key: divide_only[key] for key in FILTERS if key in divide_only}
     names, divided, added = run_sync(_run_allowlist(filters))
     c.equal(
         names,
         ["calculator_divide"],
         "the tools a client is offered",
-        hint="tag calculator_divide in 'tools' and keep only that tag with 'include_tags' (an allowlist), so that a "
+        hint="include_tags keeps only the tools that carry one of its tags: is the tag in include_tags exactly the "
+        "one in tools (a list of strings)?"
+        if not names
+        else "tag calculator_divide in 'tools' and keep only that tag with 'include_tags' (an allowlist), so that a "
         "tool you do not name (calculator_power) stays out too",
     )
     c.true(
@@ -167,7 +208,14 @@ def check_provider_name(c: Checker, provider_name: Any) -> None:
             f"provider_name({server!r}, {tool!r})",
             expected="a name matching ^[A-Za-z0-9_-]{1,64}$",
             found=name,
-            hint="replace other characters with '_' and shorten long names (keep a short hash to stay unique)",
+            hint="replace every character outside A-Z, a-z, 0-9, _ and - with '_' (\\w keeps letters like é)",
+        )
+        c.equal(
+            name,
+            expected_name(server, tool),
+            f"provider_name({server!r}, {tool!r})",
+            hint=f"the first {KEPT} characters of the cleaned name, '_', then the first {DIGITS} hex digits of "
+            f"sha256('{server}/{tool}')",
         )
     c.equal(len(set(names)), len(names), "distinct inputs give distinct names", hint="add a hash of the input")
     c.equal(
@@ -176,4 +224,4 @@ def check_provider_name(c: Checker, provider_name: Any) -> None:
         "a short, clean name is kept as it is",
         hint="server + '_' + tool when that already fits",
     )
-    print(f"{len(names)} names, all fit OpenAI's rule, none clash")
+    print(f"{len(names)} names as the scheme gives them: all fit OpenAI's rule, none clash")
