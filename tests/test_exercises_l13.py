@@ -9,6 +9,7 @@ the pinned official suite (Node 22+); without Node they are skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,10 @@ from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
+from mcp_teach.conformance import WIDTH
 from mcp_teach.exercises import check
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE
-from mcp_teach.exercises.check import ExerciseNotAttempted
+from mcp_teach.exercises.check import ExerciseFailed, ExerciseNotAttempted
 from mcp_teach.exercises.l13 import EXERCISES, is_placeholder
 from mcp_teach.servers import capstone
 
@@ -63,6 +65,7 @@ def test_the_lesson_solution_passes(exercise_id: str, node_folder: Path, run, ca
     assert out.startswith("PASS ") and f"✔ Exercise {exercise_id} passed" in out
     assert all(name in out.replace("\n  ", " ") for name in wanted)
     assert ("a client that declared no capability gets -32021" in out) == (exercise_id == "13.2")
+    assert "\nPASS in memory: " in out and "every tool and prompt described" in out.replace("\n  ", " ")
 
 
 def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_folder: Path) -> None:
@@ -75,21 +78,257 @@ def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_fol
         "Audio(data=WAV_TINY",
     )
     assert "tools-call-error (2026-07-28) FAIL" in message  # an unknown tool is -32602, no isError result
+    # Each suite message is cut to its first sentence: an unknown tool's "This server has: ..." lists every tool.
+    assert "This server has" not in message and "Unknown tool: 'test_error_handling'." in message
 
 
-def test_a_tool_error_sent_as_a_normal_result_fails_tools_call_error(node_folder: Path) -> None:
-    def without_is_error(mcp: FastMCP) -> None:
-        capstone.add_content_tools(mcp)
-        mcp.local_provider.remove_tool("test_error_handling")
+def test_a_blank_step_fits_a_screen(node_folder: Path) -> None:
+    with pytest.raises(ExerciseFailed) as failure:
+        check("13.1", {"add_content_tools": blank})
+    assert len(failure.value.lines) <= 20 and all(len(line) <= WIDTH for line in failure.value.lines[3:])
+
+
+def content_tools(*, order: tuple[int, ...] = (0, 1, 2), documented: bool = True) -> Callable[[FastMCP], None]:
+    """Exercise 13.1 as a student may write it: the mixed blocks in ``order``; docstrings, or none."""
+
+    def add_content_tools(mcp: FastMCP) -> None:
+        def embedded(uri: str, mime_type: str, text: str) -> mcp_types.EmbeddedResource:
+            contents = mcp_types.TextResourceContents(uri=uri, mime_type=mime_type, text=text)
+            return mcp_types.EmbeddedResource(type="resource", resource=contents)
+
+        def test_audio_content() -> capstone.Audio:
+            return capstone.Audio(data=capstone.WAV_TINY, format="wav")
+
+        def test_embedded_resource() -> mcp_types.EmbeddedResource:
+            return embedded("test://embedded-resource", "text/plain", "This is an embedded resource content.")
+
+        def test_multiple_content_types() -> list[Any]:
+            blocks = [
+                "Multiple content types test:",
+                capstone.Image(data=capstone.PNG_1X1, format="png"),
+                embedded(
+                    "test://mixed-content-resource", "application/json", json.dumps({"test": "data", "value": 123})
+                ),
+            ]
+            return [blocks[at] for at in order]
+
+        def test_error_handling() -> str:
+            raise ToolError("This tool intentionally returns an error for testing")
+
+        for tool in (test_audio_content, test_embedded_resource, test_multiple_content_types, test_error_handling):
+            tool.__doc__ = f"Tests {tool.__name__[5:].replace('_', ' ')}." if documented else None
+            mcp.tool(tool, output_schema=None)
+
+    return add_content_tools
+
+
+def test_a_correct_variant_of_13_1_passes(node_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Other docstrings, a helper for the embedded resources, json.dumps for the JSON text (the student's a_ok)."""
+    check("13.1", {"add_content_tools": content_tools()})
+    assert "✔ Exercise 13.1 passed" in capsys.readouterr().out
+
+
+def test_mixed_content_in_the_wrong_order_fails_13_1(node_folder: Path) -> None:
+    """The suite's tools-call-mixed-content only looks for each kind of block (the student's a3)."""
+    failed_with(
+        "13.1",
+        {"add_content_tools": content_tools(order=(1, 0, 2))},
+        "the blocks test_multiple_content_types returns",
+        "expected text, image, resource, in that order",
+        "found image, text, resource",
+    )
+
+
+def test_tools_without_a_docstring_fail_13_1_naming_them(node_folder: Path) -> None:
+    """The step's scenarios pass; the whole-server run's tools-list would fail, naming a tool by its number only."""
+    failed_with(
+        "13.1",
+        {"add_content_tools": content_tools(documented=False)},
+        "the description of each tool",
+        "tools-list requires it",
+        "found none for test_audio_content, test_embedded_resource, test_multiple_content_types and test_error_",
+        "give test_audio_content, test_embedded_resource",
+    )
+
+
+def test_multiple_inputs_without_a_request_state_fails_13_2_and_the_hint_says_so(node_folder: Path) -> None:
+    """The exercise and the hint both say the suite wants a requestState here (the student's b_oks, without it)."""
+
+    def stateless(mcp: FastMCP) -> None:
+        capstone.add_more_input_required(mcp)
+        mcp.local_provider.remove_tool("test_input_required_result_multiple_inputs")
 
         @mcp.tool(output_schema=None)
-        def test_error_handling() -> str:
-            """Says it failed, but in a normal result."""
-            return "This tool intentionally returns an error for testing"
+        async def test_input_required_result_multiple_inputs(ctx: Context) -> Any:
+            """Three questions in one result, but no requestState."""
+            if {"user_name", "greeting", "client_roots"} <= (ctx.input_responses or {}).keys():
+                return "All inputs received."
+            asks = {
+                "user_name": capstone.name_question(),
+                "greeting": capstone.sampling_request("Generate a greeting", 50),
+                "client_roots": mcp_types.ListRootsRequest(),
+            }
+            capstone.answerable(ctx, *asks.values())
+            return mcp_types.InputRequiredResult(input_requests=asks)
 
     failed_with(
-        "13.1", {"add_content_tools": without_is_error}, "3 of 4 pass", "tools-call-error (2026-07-28) FAIL", "isError"
+        "13.2",
+        {"add_more_input_required": stateless},
+        "input-required-result-multiple-input-requests (2026-07-28) FAIL",
+        "InputRequiredResult missing requestState",
+        "with a request_state (any string: the suite requires one here)",
     )
+
+
+def watched_resources(
+    *, data: str = "Data for ID: {id}", awaited: bool = True, numeric_id: bool = False, documented: bool = True
+) -> Callable[[FastMCP, Any], None]:
+    """Exercise 13.3 as a student may write it: the template's ``data`` text; the trigger awaiting the update or
+    not; the id as a number; docstrings or none."""
+
+    def add_watched_resources(mcp: FastMCP, bus: Any) -> None:
+        @mcp.resource("test://template/{id}/data", name="template-data", mime_type="application/json")
+        def template_data(id: str) -> str:
+            """The template."""
+            return json.dumps({"id": int(id) if numeric_id else id, "templateTest": True, "data": data.format(id=id)})
+
+        @mcp.resource(capstone.WATCHED_URI, name="watched-resource", mime_type="text/plain")
+        def watched() -> str:
+            """Watched."""
+            return "Watched resource content"
+
+        watchers, _ = capstone.serve_subscriptions(mcp, bus)
+
+        async def test_trigger_resource_update() -> str:
+            if awaited:
+                await capstone.announce_update(bus, watchers, capstone.WATCHED_URI)
+            else:
+                capstone.announce_update(bus, watchers, capstone.WATCHED_URI).close()  # forgot await: never runs
+            return "resource updated"
+
+        test_trigger_resource_update.__doc__ = "Says the watched resource changed." if documented else None
+        mcp.tool(test_trigger_resource_update, output_schema=None)
+
+    return add_watched_resources
+
+
+def test_a_correct_variant_of_13_3_passes(node_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The id as a JSON number is the same id; other docstrings."""
+    check("13.3", {"add_watched_resources": watched_resources(numeric_id=True)})
+    out = capsys.readouterr().out
+    assert "the template's JSON; the trigger tells a subscriber" in out and "✔ Exercise 13.3 passed" in out
+
+
+@pytest.mark.parametrize(
+    ("wrong", "fragments"),
+    [
+        (  # the student's c3, its first mistake: the suite only looks for the id in the text
+            {"data": "data {id}"},
+            (
+                "reading test://template/7/data",
+                'expected {"id": "7", "templateTest": true, "data": "Data for ID: 7"} as application/json',
+                """found the text '{"id": "7", "templateTest": true, "data": "data 7"}'""",
+                'f"Data for ID: {id}"',
+            ),
+        ),
+        (  # c3's second mistake: announce_update(...) without await sends nothing
+            {"awaited": False},
+            (
+                "a client subscribed to test://watched-resource (2025-11-25) calls test_trigger_resource_update",
+                "expected one notifications/resources/updated for test://watched-resource",
+                "found no notification",
+                "await announce_update(bus, watchers, WATCHED_URI)",
+            ),
+        ),
+        (  # the student's c_ok: the trigger without a docstring
+            {"documented": False},
+            ("the description of each tool", "found none for test_trigger_resource_update", "give test_trigger_"),
+        ),
+    ],
+    ids=["template-text", "no-await", "no-docstring"],
+)
+def test_a_wrong_answer_the_suite_passes_fails_13_3(node_folder: Path, wrong: dict, fragments: tuple) -> None:
+    failed_with("13.3", {"add_watched_resources": watched_resources(**wrong)}, *fragments)
+
+
+def rich_prompts(
+    *,
+    matches: Callable[[str, str], bool] = str.startswith,
+    uri: str | None = None,
+    mime_type: str | None = "text/plain",
+    documented: bool = True,
+) -> Callable[[FastMCP], None]:
+    """Exercise 13.4 as a student may write it: ``matches(word, typed)`` picks the completions; the embedded
+    resource's URI fixed (``uri``) or the argument; its ``mime_type``; a docstring for that prompt or none."""
+
+    def add_rich_prompts(mcp: FastMCP) -> None:
+        def test_prompt_with_embedded_resource(resourceUri: str) -> list[capstone.Message]:
+            contents = mcp_types.TextResourceContents(
+                uri=uri or resourceUri, mime_type=mime_type, text="Embedded resource content for testing."
+            )
+            embedded = mcp_types.EmbeddedResource(type="resource", resource=contents)
+            return [capstone.Message(embedded), capstone.Message("Please process the embedded resource above.")]
+
+        test_prompt_with_embedded_resource.__doc__ = "Embeds a resource." if documented else None
+        mcp.prompt(test_prompt_with_embedded_resource)
+
+        @mcp.prompt
+        def test_prompt_with_image() -> list[capstone.Message]:
+            """Shows an image."""
+            image = capstone.Image(data=capstone.PNG_1X1, format="png").to_image_content()
+            return [capstone.Message(image), capstone.Message("Please analyze the image above.")]
+
+        @mcp.completion
+        def complete(ref: Any, argument: mcp_types.CompletionArgument, context: Any) -> list[str]:
+            return [word for word in ("testing", "test", "party", "park", "paris") if matches(word, argument.value)]
+
+    return add_rich_prompts
+
+
+def test_a_correct_variant_of_13_4_passes(node_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The words in another order, other docstrings (the student's d_ok)."""
+    check("13.4", {"add_rich_prompts": rich_prompts()})
+    out = capsys.readouterr().out
+    assert "completion by prefix; the given resourceUri embedded" in out
+    assert "✔ Exercise 13.4 passed" in out
+
+
+@pytest.mark.parametrize(
+    ("wrong", "fragments"),
+    [
+        (  # the student's d1: every word, whatever was typed
+            {"matches": lambda word, typed: True},
+            ("completion/complete", "'par' typed", "expected paris, park, party", "found paris, park, party, test,"),
+        ),
+        (  # d3: a word that holds what was typed anywhere
+            {"matches": lambda word, typed: typed in word},
+            ("'ar' typed", "expected no values (no word starts with it)", "found paris, park, party", "startswith"),
+        ),
+        (  # d3's other mistake: a fixed URI
+            {"uri": "test://embedded"},
+            (
+                "prompts/get test_prompt_with_embedded_resource with resourceUri 'test://any/resource-uri'",
+                "found the URI 'test://embedded'",
+                "uri=resourceUri",
+            ),
+        ),
+        (  # d2's first mistake: no mimeType
+            {"mime_type": None},
+            ("expected an EmbeddedResource for test://any/resource-uri (text/plain", "found mimeType None"),
+        ),
+        (  # a prompt without a docstring: the whole-server run's prompts-list fails
+            {"documented": False},
+            (
+                "the description of each prompt",
+                "prompts-list requires it",
+                "found none for test_prompt_with_embedded_resource",
+            ),
+        ),
+    ],
+    ids=["every-word", "substring", "fixed-uri", "no-mime-type", "no-docstring"],
+)
+def test_a_wrong_answer_the_suite_passes_fails_13_4(node_folder: Path, wrong: dict, fragments: tuple) -> None:
+    failed_with("13.4", {"add_rich_prompts": rich_prompts(**wrong)}, *fragments)
 
 
 def test_asking_a_client_for_what_it_did_not_declare_fails_13_2(node_folder: Path, monkeypatch) -> None:

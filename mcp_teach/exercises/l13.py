@@ -4,24 +4,33 @@ Four of the steps are exercises, each one step function of the capstone server (
 the others are worked examples, shown complete in the lesson. An exercise's check builds
 the package's capstone server (:mod:`mcp_teach.servers.capstone`) with the student's function in place of that
 step's own, serves it on 127.0.0.1 and runs the official conformance suite's scenarios for the step: the suite is
-the judge, and a failure names each failing scenario with the suite's own messages and a hint.
+the judge, and a failure names each failing scenario with the suite's own messages (the first sentence of each)
+and a hint. Once the scenarios pass, fastmcp's in-memory client checks what the exercise asks and those scenarios
+do not look at; last, that every tool and prompt has a description: the whole-server run's ``tools-list`` and
+``prompts-list`` require one, and the step's own scenarios never list the tools or prompts.
 
-- 13.1 ``add_content_tools``: audio, an embedded resource, mixed content, a tool error (2026-07-28);
+- 13.1 ``add_content_tools``: audio, an embedded resource, mixed content, a tool error (2026-07-28); in memory,
+  the mixed blocks in their order;
 - 13.2 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28); then,
   in memory, a client that declared no capability gets -32021 rather than a question, and a round-2 retry
   without its answer is asked again (the suite's client declares every capability, so it cannot see either);
-- 13.3 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25);
-- 13.4 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28).
+- 13.3 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25); in memory, the template's
+  JSON for another id, and the trigger tool's ``notifications/resources/updated`` to a subscribed client;
+- 13.4 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28); in memory, completion by
+  prefix, and the embedded resource naming the ``resourceUri`` it was given, as ``text/plain``.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types
 from fastmcp import Client, FastMCP
 from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -67,7 +76,8 @@ HINTS = {
     "input-required-result-basic-list-roots": "ask {'client_roots': mcp_types.ListRootsRequest()}; the retry finds "
     "a ListRootsResult",
     "input-required-result-multiple-input-requests": "one InputRequiredResult holding user_name, greeting and "
-    "client_roots; answer once all three keys are in ctx.input_responses",
+    "client_roots, with a request_state (any string: the suite requires one here); answer once all three keys are "
+    "in ctx.input_responses",
     "input-required-result-multi-round": "keep the round (and the name) in requestState as JSON; round 1 asks "
     "step1, round 2 asks step2, then answer; a retry without its round's answer is asked that question again",
     "resources-templates-read": "@mcp.resource('test://template/{id}/data', mime_type='application/json') "
@@ -91,7 +101,7 @@ class Step:
     answer: str
     wanted: dict[str, tuple[str, ...]]
     hints: dict[str, str]
-    also: Callable[[Checker, FastMCP], str] | None = None
+    also: tuple[Callable[[Checker, FastMCP], str], ...] = ()
 
 
 def _hints(*names: str) -> dict[str, str]:
@@ -180,7 +190,201 @@ def asks_only_what_was_declared(check: Checker, server: FastMCP) -> str:
                 "when the state says round 2 and step2 is missing, return step2's question with the same state; "
                 "start at round 1 only when the state is missing or cannot be read",
             )
-    return "PASS in memory: a client that declared no capability gets -32021; a missing answer is asked again"
+    return "a client that declared no capability gets -32021; a missing answer is asked again"
+
+
+async def _calls(server: FastMCP, *steps: Callable[[Client], Any], **options: Any) -> list[Any]:
+    """Each of ``steps`` awaited with one in-memory client, in turn; what each returned, or the error it raised."""
+    found: list[Any] = []
+    async with Client(server, **options) as client:
+        for step in steps:
+            try:
+                found.append(await step(client))
+            except Exception as error:  # the student's code failed: the feedback shows what it raised
+                found.append(error)
+    return found
+
+
+def _failed(found: Any) -> str | None:
+    """What a call that raised says, in the feedback's words (None when it returned)."""
+    if isinstance(found, MCPError):
+        return f"the JSON-RPC error {found.error.code} ({found.error.message})"
+    return f"the call failed: {described(found)}" if isinstance(found, Exception) else None
+
+
+def _named(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def every_tool_and_prompt_described(check: Checker, server: FastMCP) -> str:
+    """Every tool and prompt has a description (fastmcp takes the docstring): the whole-server run's
+    ``tools-list`` and ``prompts-list`` fail without one, naming it only by its number."""
+
+    async def undescribed(client: Client) -> list[tuple[str, str]]:
+        tools = [("tool", tool.name) for tool in await client.list_tools() if not tool.description]
+        return tools + [("prompt", prompt.name) for prompt in await client.list_prompts() if not prompt.description]
+
+    (missing,) = run_sync(_calls(server, undescribed))
+    if isinstance(missing, Exception):
+        check.fail("listing the tools and prompts", "they list", _failed(missing), "the message says what to fix")
+    if missing:
+        names = _named([name for _, name in missing])
+        kinds = sorted({kind for kind, _ in missing})
+        scenarios = " and ".join(f"{kind}s-list" for kind in kinds)
+        check.fail(
+            f"the description of each {' and each '.join(kinds)}",
+            f"one for each: the suite's {scenarios} requires it (the whole-server run below)",
+            f"none for {names}",
+            f"give {names} a docstring: fastmcp sends it as the description",
+        )
+    return "every tool and prompt described"
+
+
+MIXED_BLOCKS = ["text", "image", "resource"]
+
+
+def mixed_blocks_in_order(check: Checker, server: FastMCP) -> str:
+    """13.1: test_multiple_content_types returns its three blocks in the order the exercise gives (the suite
+    only looks for each kind)."""
+    (result,) = run_sync(_calls(server, lambda client: client.call_tool("test_multiple_content_types", {})))
+    found = _failed(result) or ", ".join(block.type for block in result.content)
+    if found != ", ".join(MIXED_BLOCKS):
+        check.fail(
+            "the blocks test_multiple_content_types returns",
+            f"{', '.join(MIXED_BLOCKS)}, in that order",
+            found,
+            "return [text, Image(...), EmbeddedResource(...)]: each item of the list becomes a block, in its order",
+        )
+    return "the mixed blocks come in order"
+
+
+TEMPLATE_ID = "7"
+
+
+def template_reads_as_asked(check: Checker, server: FastMCP) -> str:
+    """13.3: test://template/7/data is the JSON the exercise gives, for that id, as application/json (the suite
+    only looks for its id in the text)."""
+    uri = f"test://template/{TEMPLATE_ID}/data"
+    (contents,) = run_sync(_calls(server, lambda client: client.read_resource(uri)))
+    wanted = {"id": TEMPLATE_ID, "templateTest": True, "data": f"Data for ID: {TEMPLATE_ID}"}
+    what, expected = f"reading {uri}", f"{json.dumps(wanted)} as application/json"
+    hint = 'return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})'
+    if _failed(contents):
+        check.fail(what, expected, _failed(contents), hint)
+    first = contents[0] if contents else None
+    text = getattr(first, "text", None)
+    try:
+        data = json.loads(text) if text is not None else None
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and str(data.get("id")) == TEMPLATE_ID:
+        data = {**data, "id": TEMPLATE_ID}  # the id as a number is the same id
+    if data != wanted:
+        check.fail(what, expected, f"the text {text!r}" if first else "no contents", hint)
+    if first.mime_type != "application/json":
+        check.fail(what, expected, f"the mimeType {first.mime_type!r}", "mime_type='application/json' in @mcp.resource")
+    return "the template's JSON"
+
+
+async def _updates_heard(server: FastMCP) -> tuple[Any, list[str]]:
+    """A 2025-11-25 client subscribes to the watched resource and calls the trigger: the call's outcome, and the
+    URIs of the ``notifications/resources/updated`` it heard."""
+    heard: list[str] = []
+    arrived = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp_types.ResourceUpdatedNotification):
+            heard.append(str(message.params.uri))
+            arrived.set()
+
+    async def subscribe(client: Client) -> Any:
+        request = mcp_types.SubscribeRequest(params=mcp_types.SubscribeRequestParams(uri=capstone.WATCHED_URI))
+        return await client.session.send_request(request, mcp_types.EmptyResult)
+
+    async def trigger(client: Client) -> Any:
+        result = await client.call_tool("test_trigger_resource_update", {})
+        with anyio.move_on_after(0.5):  # in memory it comes before the result; a little slack all the same
+            await arrived.wait()
+        return result
+
+    subscribed, called = await _calls(server, subscribe, trigger, mode="legacy", message_handler=on_message)
+    return (subscribed if _failed(subscribed) else called), heard
+
+
+def trigger_announces_the_update(check: Checker, server: FastMCP) -> str:
+    """13.3: calling test_trigger_resource_update while subscribed sends notifications/resources/updated (the
+    suite's subscribe scenarios never call it)."""
+    outcome, heard = run_sync(_updates_heard(server))
+    if _failed(outcome) or heard != [capstone.WATCHED_URI]:
+        check.fail(
+            "a client subscribed to test://watched-resource (2025-11-25) calls test_trigger_resource_update",
+            f"one notifications/resources/updated for {capstone.WATCHED_URI}",
+            _failed(outcome) or (f"updates for {', '.join(heard)}" if heard else "no notification"),
+            "await announce_update(bus, watchers, WATCHED_URI): without await the call only makes a coroutine, "
+            "which never runs (Python warns: coroutine 'announce_update' was never awaited)",
+        )
+    return "the trigger tells a subscriber"
+
+
+COMPLETIONS = {"par": ["paris", "park", "party"], "ar": []}
+WORDS_HINT = (
+    "return [word for word in words if word.startswith(argument.value)]: what was typed is the start of a "
+    "suggestion (argument.value), not any part of it"
+)
+
+
+def completes_by_prefix(check: Checker, server: FastMCP) -> str:
+    """13.4: completion gives exactly the words that start with what was typed (the suite only wants a list)."""
+
+    def complete(value: str) -> Callable[[Client], Any]:
+        ref = mcp_types.PromptReference(type="ref/prompt", name="test_prompt_with_arguments")
+        return lambda client: client.complete(ref, {"name": "arg1", "value": value})
+
+    answers = run_sync(_calls(server, *map(complete, COMPLETIONS)))
+    for (typed, wanted), found in zip(COMPLETIONS.items(), answers, strict=True):
+        values = None if _failed(found) else sorted(found.values)
+        if values != wanted:
+            check.fail(
+                f"completion/complete for test_prompt_with_arguments' arg1, {typed!r} typed",
+                ", ".join(wanted) or "no values (no word starts with it)",
+                _failed(found) or ", ".join(values) or "no values",
+                WORDS_HINT,
+            )
+    return "completion by prefix"
+
+
+EMBED_URI = "test://any/resource-uri"
+
+
+def prompt_embeds_the_given_uri(check: Checker, server: FastMCP) -> str:
+    """13.4: the embedded-resource prompt embeds the resourceUri it is given, text/plain with the exercise's
+    text, then its text message (the suite only looks for an embedded resource)."""
+    arguments = {"resourceUri": EMBED_URI}
+    (result,) = run_sync(_calls(server, lambda c: c.get_prompt("test_prompt_with_embedded_resource", arguments)))
+    what = f"prompts/get test_prompt_with_embedded_resource with resourceUri {EMBED_URI!r}"
+    wanted_text = "Embedded resource content for testing."
+    expected = (
+        f"an EmbeddedResource for {EMBED_URI} (text/plain, {wanted_text!r}), then the text "
+        "'Please process the embedded resource above.'"
+    )
+    if _failed(result):
+        check.fail(what, expected, _failed(result), "the message says what to fix")
+    contents = [message.content for message in result.messages]
+    resource = contents[0].resource if contents and isinstance(contents[0], mcp_types.EmbeddedResource) else None
+    if resource is None:
+        found = f"first a {contents[0].type} block" if contents else "no messages"
+        check.fail(what, expected, found, "the first Message holds the EmbeddedResource")
+    if str(resource.uri) != EMBED_URI:
+        check.fail(what, expected, f"the URI {str(resource.uri)!r}", "uri=resourceUri: the argument the prompt got")
+    if resource.mime_type != "text/plain" or getattr(resource, "text", None) != wanted_text:
+        found = f"mimeType {resource.mime_type!r}, text {getattr(resource, 'text', None)!r}"
+        check.fail(what, expected, found, "TextResourceContents(uri=resourceUri, mime_type='text/plain', text=...)")
+    second = contents[1] if len(contents) == 2 else None
+    if not isinstance(second, mcp_types.TextContent) or second.text != "Please process the embedded resource above.":
+        found = f"{len(contents)} messages" if second is None else f"then {getattr(second, 'text', second.type)!r}"
+        check.fail(what, expected, found, "two Messages: the EmbeddedResource, then the text")
+    return "the given resourceUri embedded"
 
 
 EXERCISES = {
@@ -195,6 +399,7 @@ EXERCISES = {
             )
         },
         _hints("tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error"),
+        also=(mixed_blocks_in_order, every_tool_and_prompt_described),
     ),
     "13.2": Step(
         "add_more_input_required",
@@ -212,17 +417,19 @@ EXERCISES = {
             "input-required-result-multiple-input-requests",
             "input-required-result-multi-round",
         ),
-        also=asks_only_what_was_declared,
+        also=(asks_only_what_was_declared, every_tool_and_prompt_described),
     ),
     "13.3": Step(
         "add_watched_resources",
         {"2025-11-25": ("resources-templates-read", "resources-subscribe", "resources-unsubscribe")},
         _hints("resources-templates-read", "resources-subscribe", "resources-unsubscribe"),
+        also=(template_reads_as_asked, trigger_announces_the_update, every_tool_and_prompt_described),
     ),
     "13.4": Step(
         "add_rich_prompts",
         {"2026-07-28": ("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete")},
         _hints("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete"),
+        also=(completes_by_prefix, prompt_embeds_the_given_uri, every_tool_and_prompt_described),
     ),
 }
 
@@ -236,12 +443,32 @@ def server_with(name: str, function: Callable[..., None]) -> FastMCP:
     return mcp
 
 
+#: At most this much of each check's message: its first sentence says what failed; what follows (an unknown
+#: tool's "This server has: ..." lists every tool) would fill screens when a step is still blank.
+MESSAGE_LIMIT = 200
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _first_sentence(message: str) -> str:
+    """A suite message's first sentence, cut to :data:`MESSAGE_LIMIT` characters."""
+    first = SENTENCE_END.split(message.strip(), maxsplit=1)[0]
+    return first if len(first) <= MESSAGE_LIMIT else first[: MESSAGE_LIMIT - 1] + "…"
+
+
 def _problems(result: ScenarioResult) -> str:
-    """What the suite said about a scenario that did not pass: each failing or warning check and its message."""
+    """What the suite said about a scenario that did not pass: each failing or warning check and the first
+    sentence of its message."""
     checks = [*result.failures, *result.warnings]
     if not checks:
         return "nothing ran (skipped)"
-    return "; ".join(f"{check.status.lower()} {check.id}: {check.message or '(no message)'}" for check in checks)
+    return "; ".join(
+        f"{check.status.lower()} {check.id}: {_first_sentence(check.message) if check.message else '(no message)'}"
+        for check in checks
+    )
+
+
+#: The in-memory checks' line wraps short of WIDTH, within the lesson's widest output (its suite tables).
+IN_MEMORY_WIDTH = 100
 
 
 def _placeholder(*arguments: Any) -> None:
@@ -257,7 +484,7 @@ def is_placeholder(function: Any) -> bool:
 def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport], list[str]]:
     """Run the step's scenarios against the capstone with ``function``; a failed check names each scenario that
     did not pass (a warning counts: the capstone passes without one) with the suite's words and a hint. Then the
-    step's own checks (``also``); the reports, and the lines those checks print when they pass.
+    step's own checks (``also``, in memory); the reports, and the line those checks print when they pass.
 
     A blank step (still the placeholder) fails the same way in a lesson, so the student sees what the suite
     expects; while grading it is *not attempted*, as a blank exercise of any other lesson is."""
@@ -306,7 +533,9 @@ def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport],
         )
         message = f"Exercise {check.exercise_id} — {what}: expected {expected}, found {found}. {details} Hint: {hints}"
         raise ExerciseFailed(message, tuple(lines))
-    return reports, [step.also(check, server)] if step.also is not None else []
+    passed = [also(check, server) for also in step.also]
+    line = f"PASS in memory: {'; '.join(passed)}"
+    return reports, [textwrap.fill(line, IN_MEMORY_WIDTH, subsequent_indent="  ", break_on_hyphens=False)]
 
 
 def _passed(reports: list[SuiteReport]) -> str:
