@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 import pytest
+from fastmcp import Client, FastMCP
 from IPython.core.interactiveshell import InteractiveShell
 
-from mcp_teach.exercises.catalogue import exercise
+from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.catalogue import check, exercise
 from mcp_teach.exercises.check import Checker, ExerciseFailed
 
 FAILING_CELL = 'Checker("01.3").equal(3, 2, "the number of requests", hint="a request has an id")'
@@ -73,3 +78,35 @@ def test_a_check_that_fails_while_handling_an_error_still_shows_the_feedback_alo
     assert isinstance(result.error_in_exec, ExerciseFailed) and result.error_in_exec.__context__ is None
     assert "expected: a server that answers" in shown and "hint:     start it by hand" in shown
     assert "Exception Group" not in shown and "Traceback" not in shown
+
+
+@exercise("99.2", answers=("handler",))
+def waits_for_the_answer(check: Checker, handler: object) -> None:
+    run_sync(handler(), timeout=0.2)
+
+
+def test_a_check_whose_answer_never_returns_ends_in_feedback_in_time(capsys) -> None:
+    async def waits_forever() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(ExerciseFailed) as failed:
+        check("99.2", {"handler": waits_forever})
+    assert "expected it to finish within 0.2 s, found it was still waiting" in str(failed.value)
+    assert "never returns" in str(failed.value)
+
+
+def test_a_checks_servers_log_nothing_into_the_cell(capsys) -> None:
+    async def a_failing_tool() -> str:
+        server = FastMCP("noisy")
+
+        @server.tool
+        def broken() -> str:
+            raise RuntimeError("the student's bug")
+
+        async with Client(server) as client:
+            result = await client.call_tool("broken", {}, raise_on_error=False)
+        return result.content[0].text
+
+    assert "the student's bug" in run_sync(a_failing_tool())
+    assert "Traceback" not in capsys.readouterr().err
+    assert logging.getLogger("mcp").level == logging.NOTSET  # as it was before the check

@@ -159,3 +159,69 @@ def test_07_3_audience_order_and_skipping_fail() -> None:
     failed_with("07.3", {"choose_context": stops_at_first_too_big}, "skipped and the next taken")
     failed_with("07.3", {"choose_context": by_priority_no_skip}, "choose_context")
     failed_with("07.3", {"choose_context": lambda resources, budget: 3}, "choose_context")
+
+
+def test_07_1_a_handler_that_reads_the_argument_name_only_fails() -> None:
+    def by_argument_only(ref, argument, days):
+        if argument.name != "day":
+            return None
+        return [day for day in days if day.lower().startswith(argument.value.lower())]
+
+    failed_with("07.1", {"add_day_completion": _completion(by_argument_only)}, "plan_the_week", "ref.name")
+
+
+def test_07_1_a_handler_that_raises_is_told_so() -> None:
+    def reads_name_of_a_template(ref, argument, days):
+        if ref.name == "plan_the_day" or ref.uri == "notes://{day}":
+            return [day for day in days if day.lower().startswith(argument.value.lower())]
+        return None
+
+    failed_with("07.1", {"add_day_completion": _completion(reads_name_of_a_template)}, "-32603", "your handler raised")
+
+
+def test_07_2_a_prompt_that_fails_on_a_day_with_a_note_is_feedback() -> None:
+    def the_lessons_notes(mcp: FastMCP, notes: dict[str, str]) -> None:
+        @mcp.prompt
+        def review_note(day: str) -> list[Message]:
+            if day not in NOTES:  # the lesson's notes, not the ones given
+                raise ValidationError(f"No note for {day!r}")
+            return [Message(f"Review {day}."), _embedded(day, NOTES[day])]
+
+    failed_with("07.2", {"add_review_prompt": the_lessons_notes}, "a day the notes have", "not the lesson's NOTES")
+
+
+def _chooser(priority_of, fits):
+    """07.3's rule with one part swapped: how a priority is read, and when a size fits."""
+
+    def choose(resources, budget):
+        def readable(r):
+            audience = r.annotations.audience if r.annotations else None
+            mime = r.mime_type or ""
+            text = mime.startswith("text/") or mime == "application/json"
+            return (not audience or "assistant" in audience) and r.size is not None and text
+
+        chosen, used = [], 0
+        for r in sorted(filter(readable, resources), key=priority_of, reverse=True):
+            if fits(used + r.size, budget):
+                chosen.append(str(r.uri))
+                used += r.size
+        return chosen
+
+    return choose
+
+
+def test_07_3_a_zero_priority_read_as_missing_fails() -> None:
+    zero_as_missing = _chooser(lambda r: (r.annotations.priority if r.annotations else None) or 0.5, int.__le__)
+    failed_with("07.3", {"choose_context": zero_as_missing}, "a priority of 0.0 is the lowest")
+
+
+def test_07_3_a_resource_that_fills_the_budget_exactly_must_be_taken() -> None:
+    def priority(r):
+        given = r.annotations.priority if r.annotations else None
+        return 0.5 if given is None else given
+
+    failed_with("07.3", {"choose_context": _chooser(priority, int.__lt__)}, "choose_context(")
+
+
+def test_07_3_resource_objects_instead_of_uris_are_told_so() -> None:
+    failed_with("07.3", {"choose_context": lambda resources, budget: resources[:1]}, "str(resource.uri)")

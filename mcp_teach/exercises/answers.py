@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine
+import contextlib
+import logging
+from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 from mcp_teach.exercises.check import Checker
@@ -14,27 +16,58 @@ T = TypeVar("T")
 
 #: The header that names a streamable HTTP session (2025-11-25, basic/transports, Session Management).
 SESSION_HEADER = "mcp-session-id"
+#: Longest a check waits for the student's code: a handler that never returns ends in feedback, not a hang.
+CHECK_SECONDS = 60.0
+#: The loggers of the servers a check runs: their tracebacks of the student's errors would flood the cell, and
+#: the check reports those errors itself.
+SERVER_LOGGERS = ("mcp", "fastmcp")
 
 
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+class CheckTimedOut(TimeoutError):
+    """The student's code was still running when the check's time was up."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"still running after {seconds:g} s")
+        self.seconds = seconds
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T], timeout: float | None = CHECK_SECONDS) -> T:
     """Run ``coroutine`` to its end in a fresh event loop of a worker thread, and return its result.
 
     A check function is called synchronously while a lesson cell runs inside the kernel's event loop, which
     cannot be entered again (and must not wait on itself); a loop of its own in another thread can run the client.
+    After ``timeout`` seconds it is cancelled and :class:`CheckTimedOut` raised (the catalogue makes it feedback).
     """
-    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check") as pool:
-        return pool.submit(asyncio.run, _then_settle(coroutine)).result()
+    with quiet_servers(), concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check") as pool:
+        return pool.submit(asyncio.run, _then_settle(coroutine, timeout)).result()
 
 
-async def _then_settle(coroutine: Coroutine[Any, Any, T]) -> T:
-    """``await coroutine``, then cancel what it left running until nothing is left.
+@contextlib.contextmanager
+def quiet_servers() -> Iterator[None]:
+    """The servers' loggers at CRITICAL for the block, then as they were."""
+    loggers = [logging.getLogger(name) for name in SERVER_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+async def _then_settle(coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
+    """``await coroutine`` (for at most ``timeout`` seconds), then cancel what it left running until nothing is left.
 
     ``asyncio.run`` cancels the tasks it finds once; a task that a cancelled one starts on its way out (an SSE
     response starting sse-starlette's shutdown watcher) would be destroyed pending, which logs an error into the
     lesson. Rounds of cancelling inside the loop catch those too.
     """
     try:
-        return await coroutine
+        async with asyncio.timeout(timeout):
+            return await coroutine
+    except TimeoutError:
+        raise CheckTimedOut(timeout or 0) from None
     finally:
         this = asyncio.current_task()
         for _ in range(5):

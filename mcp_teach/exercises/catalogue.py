@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_teach.exercises.answers import CheckTimedOut
 from mcp_teach.exercises.check import EXERCISE_ID, Checker, ExerciseFailed, ExerciseNotAttempted
 
 #: Set while a notebook is being graded (nbgrader's own name for it, also set by ``mcp-teach grade``).
@@ -91,6 +92,13 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         found.function(checker, *(namespace[name] for name in found.answers))
     except ExerciseFailed as failed:
         feedback = failed
+    except CheckTimedOut as late:  # run_sync gave up on the student's code
+        feedback = checker.failure(
+            "running your answer",
+            f"it to finish within {late.seconds:g} s",
+            "it was still waiting",
+            "an await in your code that never returns (a handler that waits for something that never comes?)",
+        )
     else:
         checker.done()
         return

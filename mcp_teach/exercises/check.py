@@ -70,13 +70,17 @@ class Checker:
             raise ValueError(f"exercise ids look like '01.3' (lesson.number), not {exercise_id!r}")
         self.exercise_id = exercise_id
 
-    def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> NoReturn:
-        """Stop with the standard feedback message."""
+    def failure(self, what: str, expected: str, found: str, hint: str | None = None) -> ExerciseFailed:
+        """The standard feedback message, as the error that carries it."""
         message = f"Exercise {self.exercise_id} — {what}: expected {expected}, found {found}."
         lines = (f"Exercise {self.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}")
-        raise ExerciseFailed(
+        return ExerciseFailed(
             message + (f" Hint: {hint}" if hint else ""), lines + ((f"  hint:     {hint}",) if hint else ())
         )
+
+    def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> NoReturn:
+        """Stop with the standard feedback message."""
+        raise self.failure(what, expected, found, hint)
 
     def equal(self, found: Any, expected: Any, what: str, *, hint: str | None = None) -> None:
         """``found == expected``."""

@@ -50,7 +50,26 @@ COMPLETIONS: list[tuple[Any, str, str, list[str], str]] = [
         [],
         "return None for any other template: a ResourceTemplateReference has .uri",
     ),
+    (
+        mcp_types.PromptReference(type="ref/prompt", name="plan_the_week"),
+        "day",
+        "",
+        [],
+        "only plan_the_day's day: another prompt with an argument called day gets None too (check ref.name)",
+    ),
+    (
+        mcp_types.ResourceTemplateReference(type="ref/resource", uri="weeks://{day}"),
+        "day",
+        "",
+        [],
+        "only the template notes://{day}: another one with a {day} gets None too (check ref.uri)",
+    ),
 ]
+#: 07.1: the hint when the handler raised (the server answers -32603).
+RAISED_HINT = (
+    "your handler raised: a PromptReference has .name, a ResourceTemplateReference has .uri; look at ref.type "
+    "(or isinstance) before reading either"
+)
 #: 07.2: the notes the check's server gets, and the day that has none.
 REVIEW_NOTES = {"monday": "Stand-up at 9.", "friday": "Ship the release."}
 NO_NOTE = "sunday"
@@ -69,8 +88,10 @@ def _check_server(name: str) -> FastMCP:
     server = FastMCP(name, version="1.0.0")
     server.resource("notes://{day}", name="note", mime_type="text/plain")(_day)
     server.resource("moods://{mood}", name="mood", mime_type="text/plain")(_mood)
+    server.resource("weeks://{day}", name="week", mime_type="text/plain")(_day)
     server.prompt(_day, name="plan_the_day")
     server.prompt(_mood, name="pick_mood")
+    server.prompt(_day, name="plan_the_week")
     return server
 
 
@@ -99,6 +120,8 @@ def day_completion(check: Checker, add_day_completion: Any) -> None:
         where = f"prompt {ref.name}" if isinstance(ref, mcp_types.PromptReference) else f"template {ref.uri}"
         if isinstance(values, str) and "-32601" in values:
             hint = "decorate the inner handler with @mcp.completion: without one there is no completion/complete"
+        elif isinstance(values, str) and "-32603" in values:
+            hint = RAISED_HINT
         check.equal(values, expected, f"completion/complete of {argument}={value!r} on the {where}", hint=hint)
     print(f"{len(COMPLETIONS)} completion requests answered: 'T' -> tuesday, thursday; other arguments get none")
 
@@ -108,7 +131,9 @@ async def _review(server: FastMCP) -> tuple[list[Any], Any, Any]:
     async with teaching_client(server) as client:
         prompts = await client.list_prompts()
         names = [prompt.name for prompt in prompts]
-        result = await client.get_prompt("review_note", {"day": "friday"}) if "review_note" in names else None
+        if "review_note" not in names:
+            return prompts, None, None
+        result = await attempt(client.get_prompt("review_note", {"day": "friday"}))
         refused = await attempt(client.get_prompt("review_note", {"day": NO_NOTE}))
     return prompts, result, refused
 
@@ -122,6 +147,13 @@ def review_prompt(check: Checker, add_review_prompt: Any) -> None:
     check.contains(list(by_name), "review_note", "the prompts listed", hint="@mcp.prompt on a function review_note")
     arguments = [(a.name, a.required) for a in by_name["review_note"].arguments or []]
     check.equal(arguments, [("day", True)], "the arguments of review_note", hint="one parameter, day: str")
+    check.true(
+        not isinstance(result, Exception),
+        "prompts/get review_note(day='friday'), a day the notes have",
+        expected="its messages",
+        found=f"JSON-RPC error {result.error.code}: {result.error.message}" if isinstance(result, MCPError) else result,
+        hint="use the notes your function was given (the parameter), not the lesson's NOTES; return Message(...)s",
+    )
     messages = result.messages
     check.equal(
         [(m.role, m.content.type) for m in messages],
@@ -191,6 +223,21 @@ OWN_LISTS: list[tuple[str, list[mcp_types.Resource], int]] = [
         100,
     ),
     (
+        "annotations without an audience count as for both",
+        [_resource("x://annotated", "text/plain", 10, priority=0.7), _resource("x://also", "text/plain", 10)],
+        100,
+    ),
+    (
+        "a priority of 0.0 is the lowest, not a missing one (0.5)",
+        [_resource("x://zero", "text/plain", 10, priority=0.0), _resource("x://plain", "text/plain", 10)],
+        10,
+    ),
+    (
+        "a resource that fills the budget exactly fits; one without a mimeType is left out",
+        [_resource("x://untyped", None, 5, priority=1.0), _resource("x://exact", "text/plain", 40)],
+        40,
+    ),
+    (
         "equal priorities keep the list's order; one that does not fit is skipped and the next taken",
         [
             _resource("x://big", "text/markdown", 90, priority=0.9),
@@ -209,11 +256,20 @@ async def _knowledge_resources() -> list[mcp_types.Resource]:
 
 def _choose(check: Checker, function: Callable[..., Any], resources: list[Any], budget: int, what: str) -> None:
     found = check.runs(function, list(resources), budget, what=what, expected="a list of URIs")
-    found = [str(uri) for uri in found] if isinstance(found, list | tuple) else found
-    check.equal(found, expected_context(resources, budget), what, hint=_context_hint(what))
+    objects = isinstance(found, list | tuple) and any(isinstance(item, mcp_types.Resource) for item in found)
+    found = [str(uri) for uri in found] if isinstance(found, list | tuple) and not objects else found
+    expected = expected_context(resources, budget)
+    check.equal(found, expected, what, hint=_context_hint(what, resources, expected, None if objects else found))
 
 
-def _context_hint(what: str) -> str:
+def _context_hint(what: str, resources: list[mcp_types.Resource], expected: list[str], found: Any) -> str:
+    if found is None:
+        return "return the URIs (str(resource.uri)), not the Resource objects"
+    chosen = found if isinstance(found, list) else []
+    json = {str(r.uri) for r in resources if r.mime_type == "application/json"}
+    json_left_out = [uri for uri in expected if uri in json and uri not in chosen]
+    if "knowledge" in what and json_left_out:
+        return f"{json_left_out[0]} is application/json, which counts as text"
     if "knowledge" in what:
         return "sort the readable resources by priority, highest first, then add each one whose size still fits"
     return what.split(": ", 1)[-1]
