@@ -74,7 +74,9 @@ class _AnnounceReady:
         async def announce(message: Message) -> None:
             await send(message)
             if message["type"] == "lifespan.startup.complete":
-                print(f"{self.ready} {os.getpid()} ready", file=sys.stderr, flush=True)
+                # one write, newline included: the workers share stderr, and print's two writes could interleave
+                sys.stderr.write(f"{self.ready} {os.getpid()} ready\n")
+                sys.stderr.flush()
 
         await self.app(scope, receive, announce)
 
