@@ -26,10 +26,13 @@ INITIALIZE = {
 }
 
 
-async def _session(target, mode="legacy", calls=(("calculator_multiply", 6, 7), ("calculator_subtract", 42, 2))):
+async def _session(
+    target, mode="legacy", calls=(("calculator_multiply", 6, 7), ("calculator_subtract", 42, 2)), *, listed=True
+):
     capture = CaptureTransport(target)
     async with teaching_client(capture, mode=mode) as client:
-        await client.list_tools()
+        if listed:
+            await client.list_tools()
         for tool, a, b in calls:
             await client.call_tool(tool, {"a": a, "b": b})
     return capture
@@ -67,6 +70,14 @@ def test_05_1_other_calls_fail(stdio_and_sse, run):
             return await _session(url, calls=(("calculator_add", 1, 2), ("calculator_subtract", 42, 2)))
 
     failed_with("05.1", {**stdio_and_sse, "sse_capture": run(other_calls)}, "the tools called in sse_capture")
+
+
+def test_05_1_calls_before_the_tools_are_listed_fail(stdio_and_sse, run):
+    async def unlisted():
+        async with serve_http("sse") as url:
+            return await _session(url, listed=False)
+
+    failed_with("05.1", {**stdio_and_sse, "sse_capture": run(unlisted)}, "the first tools request", "list_tools()")
 
 
 def test_05_1_a_diff_in_the_other_order_fails(stdio_and_sse):
@@ -116,6 +127,22 @@ def test_05_2_without_the_session_id_fails_with_the_rule():
     assert "send back the id" in message
 
 
+def test_05_2_an_id_used_twice_in_the_session_fails():
+    async def same_id(url, http):
+        replies = [await http.post(url, json=INITIALIZE, headers=POST_HEADERS)]
+        session = POST_HEADERS | {
+            "mcp-session-id": replies[0].headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        replies.append(await http.post(url, json=INITIALIZED, headers=session))
+        replies.append(await http.post(url, json=TOOLS_LIST | {"id": 1}, headers=session))
+        replies.append(await http.delete(url, headers=session))
+        replies.append(await http.post(url, json=TOOLS_LIST, headers=session))
+        return replies
+
+    failed_with("05.2", {"handshake_by_hand": same_id}, "the ids of the requests [1, 1]", "MUST NOT have been used")
+
+
 def test_05_2_without_the_delete_fails():
     async def no_delete(url, http):
         replies = await handshake_by_hand(url, http)
@@ -161,7 +188,7 @@ def test_05_3_forgetting_the_marker_look_alike_fails():
         plain = value == value.strip() and all(" " <= c <= "~" for c in value)
         return value if plain else header_value(value)
 
-    failed_with("05.3", {"header_value": no_marker_rule}, "'=?base64?literal?='")
+    failed_with("05.3", {"header_value": no_marker_rule}, "'=?base64?literal?='", "looks like the sentinel")
 
 
 @pytest.fixture(scope="module")

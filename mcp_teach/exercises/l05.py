@@ -78,6 +78,13 @@ def same_calls_over_stdio_and_sse(check: Checker, stdio_capture: Any, sse_captur
             f"the tools called in {name}",
             hint="call calculator_multiply, then calculator_subtract, once each",
         )
+        requests = [m for m in capture.capture.requests() if m.message["method"] in ("tools/list", "tools/call")]
+        check.equal(
+            requests[0].message["method"] if requests else None,
+            "tools/list",
+            f"the first tools request of {name}",
+            hint="list the tools first (await client.list_tools()), then call them",
+        )
     differences = diff_captures({"stdio": stdio_capture, "sse": sse_capture}).differences()
     check.equal(
         differences,
@@ -89,6 +96,14 @@ def same_calls_over_stdio_and_sse(check: Checker, stdio_capture: Any, sse_captur
     check.equal(my_diff.names, ("stdio", "sse"), "the names compared in my_diff", hint="stdio first, then sse")
     check.equal(my_diff.identical, True, "my_diff.identical", hint="compare stdio_capture with sse_capture")
     print(f"found: {my_diff.verdict()}")
+
+
+def _body(reply: httpx2.Response) -> Any:
+    """The JSON body of the request ``reply`` answers, or None."""
+    try:
+        return json.loads(reply.request.content) if reply.request.content else None
+    except ValueError:
+        return None
 
 
 def _body_method(request: httpx2.Request) -> Any:
@@ -153,6 +168,15 @@ def the_handshake_by_hand(check: Checker, handshake_by_hand: Any) -> None:
                 found=accept,
                 hint="a client MUST list both reply formats (2025-11-25, basic/transports, Sending Messages)",
             )
+    in_session = replies[: [reply.request.method for reply in replies].index("DELETE")]  # the session ends there
+    ids = [body["id"] for body in map(_body, in_session) if isinstance(body, dict) and "id" in body]
+    check.equal(
+        len(set(ids)),
+        len(ids),
+        f"the ids of the requests {ids}",
+        hint="a request id MUST NOT have been used before by the requestor within the same session (2025-11-25, "
+        "basic/index, Requests): 1, 2, 3, …",
+    )
     check.equal(replies[0].status_code, 200, "the status of the initialize reply", hint=HANDSHAKE_HINTS[200])
     session_id = replies[0].headers.get(SESSION_HEADER)
     check.true(
@@ -225,6 +249,17 @@ async def _send_forecasts(header_values: dict[str, str]) -> dict[str, str]:
     return answers
 
 
+def _encoding_hint(value: str) -> str:
+    """Which Value Encoding rule ``value`` falls under, in words."""
+    if value.startswith("=?base64?") and value.endswith("?="):
+        return "a plain value that looks like the sentinel (=?base64?…?=) must be encoded too, or it would be decoded"
+    if value != value.strip():
+        return "leading or trailing whitespace: encode it (a header's ends are trimmed on the way)"
+    if not value.isascii():
+        return "not ASCII: =?base64?…?= with the Base64 of its UTF-8 bytes"
+    return "a control character (a newline, a tab): =?base64?…?= with the Base64 of its UTF-8 bytes"
+
+
 @exercise("05.3", answers=("header_value",))
 def encode_a_header_value(check: Checker, header_value: Any) -> None:
     """Mcp-Param values encoded as the Value Encoding rules say, and accepted by a real server."""
@@ -242,8 +277,7 @@ def encode_a_header_value(check: Checker, header_value: Any) -> None:
             answer,
             "200",
             f"the server's answer to a forecast call for {value!r} with Mcp-Param-Region: {encoded[value]!r}",
-            hint="a value that is not plain visible ASCII with inner spaces becomes =?base64?…?=, the Base64 of its "
-            "UTF-8 bytes",
+            hint=_encoding_hint(value),
         )
     for value in PLAIN_VALUES:
         check.equal(encoded[value], value, f"header_value({value!r})", hint="a value safe in a header goes as it is")
