@@ -7,6 +7,7 @@ lesson defined before it. So the lesson and its checks cannot drift apart.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from fastmcp.exceptions import ToolError
 from mcp_teach.client import teaching_client
 from mcp_teach.display.call_outcomes import attempt, explain
 from mcp_teach.exercises import check
+from mcp_teach.exercises.l03 import DIVISION_TEXT
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.raw_requests import raw_request
@@ -104,6 +106,49 @@ def test_03_1_a_raised_error_fails(run) -> None:
         return {"structured_server": server, "structured_capture": capture}
 
     failed_with("03.1", run(raised), "structuredContent in the result for b = 0", "a raised ToolError")
+
+
+#: The lesson's DIVIDE_OUTPUT_SCHEMA (cell of exercise 03.1).
+DIVIDE_SCHEMA = {
+    "type": "object",
+    "properties": {"result": {"type": "number"}, "error": {"type": "string"}, "argument": {"type": "string"}},
+    "oneOf": [{"required": ["result"]}, {"required": ["error", "argument"]}],
+}
+
+
+async def _divide_session(*, output_schema: Any = None, text: str = DIVISION_TEXT, error: Any = None) -> dict:
+    """03.1 answered with one part changed: the schema it registers, the error's text or its structuredContent."""
+    from fastmcp.tools import ToolResult
+
+    server = FastMCP("structured-calculator", version="1.0.0")
+
+    def divide(a: float, b: float) -> dict:
+        if b == 0:
+            structured = error if error is not None else {"error": "division_by_zero", "argument": "b"}
+            return ToolResult(content=text, structured_content=structured, is_error=True)
+        return {"result": a / b}
+
+    server.tool(divide, output_schema=output_schema) if output_schema else server.tool(divide)
+    capture = CaptureTransport(server)
+    async with teaching_client(capture) as client:
+        await client.list_tools()
+        await client.call_tool("divide", {"a": 1, "b": 0}, raise_on_error=False)
+        await client.call_tool("divide", {"a": 1, "b": 4})
+    return {"structured_server": server, "structured_capture": capture}
+
+
+def test_03_1_a_tool_without_the_output_schema_fails(run) -> None:
+    failed_with("03.1", run(_divide_session), "DIVIDE_OUTPUT_SCHEMA: the two shapes", "accepts any object")
+
+
+def test_03_1_another_text_fails(run) -> None:
+    namespace = run(partial(_divide_session, output_schema=DIVIDE_SCHEMA, text="Division by zero"))
+    failed_with("03.1", namespace, "the text blocks of the result for b = 0", "the text the model reads")
+
+
+def test_03_1_a_missing_key_gets_the_shape_hint(run) -> None:
+    namespace = run(partial(_divide_session, output_schema=DIVIDE_SCHEMA, error={"error": "division_by_zero"}))
+    failed_with("03.1", namespace, "structuredContent in the result for b = 0", "both keys")
 
 
 def test_03_1_not_a_capture_fails() -> None:

@@ -97,7 +97,7 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
             "running your answer",
             f"it to finish within {late.seconds:g} s",
             "it was still waiting",
-            "an await in your code that never returns (a handler that waits for something that never comes?)",
+            "an await in your code that never returns, or a loop that never stops (retry at most once)",
         )
     else:
         checker.done()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastmcp import FastMCP
+from fastmcp.exceptions import ToolError
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
@@ -29,6 +30,8 @@ from mcp_teach.wire.raw_stdio import RawStdioServer
 
 #: The structuredContent 03.1 asks for when dividing by zero.
 DIVISION_ERROR = {"error": "division_by_zero", "argument": "b"}
+#: The text 03.1 asks for, for the model.
+DIVISION_TEXT = "Cannot divide by zero: argument 'b' must not be 0."
 CALCULATOR_TOOLS = sorted(tool.__name__ for tool in TOOLS)
 
 
@@ -70,22 +73,28 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
     check.equal(
         zero["result"].get("isError"), True, "isError in the result for b = 0", hint="pass is_error=True to ToolResult"
     )
+    structured = zero["result"].get("structuredContent")
     check.equal(
-        zero["result"].get("structuredContent"),
+        structured,
         DIVISION_ERROR,
         "structuredContent in the result for b = 0",
-        hint="return ToolResult(..., structured_content=...) instead of raising: a raised ToolError carries text only",
+        hint="return ToolResult(..., structured_content=...) instead of raising: a raised ToolError carries text only"
+        if structured is None
+        else f"structured_content must be exactly {DIVISION_ERROR}: both keys",
     )
     texts = [block.get("text") for block in zero["result"].get("content", [])]
-    check.true(
-        any(texts),
-        "content in the result for b = 0",
-        expected="a text block explaining the error, for the model",
-        found=texts,
-        hint="pass content='Cannot divide by zero: ...' to ToolResult",
+    check.equal(
+        texts,
+        [DIVISION_TEXT],
+        "the text blocks of the result for b = 0",
+        hint=f"content={DIVISION_TEXT!r}: the text the model reads",
     )
-    check.contains(
-        replies, 4, "the values of b in your tools/call requests", hint="call divide with {'a': 1, 'b': 4} too"
+    check.true(
+        4 in replies,
+        "the values of b in your tools/call requests",
+        expected="0 and 4",
+        found=sorted(replies, key=repr),
+        hint="call divide with {'a': 1, 'b': 4} too",
     )
     four = replies[4].get("result", {})
     check.equal(
@@ -102,6 +111,14 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
         expected="a JSON Schema (the tool announces the shape of its structuredContent)",
         found=schema,
         hint="call client.list_tools() first, and pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
+    )
+    check.true(
+        not Draft202012Validator(schema).is_valid({"anything": "else"}),
+        "the outputSchema of divide",
+        expected="DIVIDE_OUTPUT_SCHEMA: the two shapes, and nothing else",
+        found=schema,
+        hint="pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool: from -> dict fastmcp makes a schema "
+        "that accepts any object",
     )
     for b, result in ((0, zero["result"]), (4, four)):
         problem = best_match(Draft202012Validator(schema).iter_errors(result.get("structuredContent")))
@@ -240,11 +257,14 @@ def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
         hint="client.call_tool is awaited, so the function that calls it is async",
     )
     outcomes = run_sync(_retries(add_with_retry))
+    escaped = outcomes["2.5"][0]
     check.equal(
         outcomes["2.5"][1],
         [{"a": "2.5", "b": 1}, {"a": 2.5, "b": 1.0}],
         "the arguments of the tools/call requests for ('2.5', 1)",
-        hint="send the arguments as given first (the server decides what is valid), then once more with float()",
+        hint="the first call raised ToolError and nothing caught it: catch ToolError (a tool error), not MCPError"
+        if isinstance(escaped, ToolError) and len(outcomes["2.5"][1]) == 1
+        else "send the arguments as given first (the server decides what is valid), then once more with float()",
     )
     check.equal(
         outcomes["2.5"][0],
