@@ -397,7 +397,7 @@ async def check_server_at(
     node_folder = find_node()  # before serving: no Node, no server
     mcp = build_server(server) if isinstance(server, str) else server
     share = max(concurrency // max(len(wanted), 1), 1)
-    with _quiet_server_logs():
+    with quiet_server_logs():
         async with serve_http("streamable-http", server=mcp) as url:
             try:
                 async with asyncio.TaskGroup() as group:  # one run that fails stops the others
@@ -413,9 +413,9 @@ async def check_server_at(
 
 
 @contextlib.contextmanager
-def _quiet_server_logs() -> Iterator[None]:
-    """The suite provokes errors on purpose (a failing tool, a tampered requestState): the server's log lines about
-    them would land between the table's rows. The table reports what failed."""
+def quiet_server_logs() -> Iterator[None]:
+    """fastmcp's and mcp's loggers at CRITICAL for the block. The suite (and an exercise's check) provokes errors on
+    purpose or meets the student's: the server's tracebacks of them would flood the cell; what failed is reported."""
     loggers = [logging.getLogger(name) for name in ("fastmcp", "mcp")]
     levels = [logger.level for logger in loggers]
     for logger in loggers:

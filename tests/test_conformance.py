@@ -171,9 +171,24 @@ def test_a_run_past_its_timeout_is_stopped_and_leaves_nothing(suite, node_folder
 def test_a_cancelled_run_leaves_no_process_and_no_folder(run, node_folder: Path, own_temp: Path):
     """A notebook's interrupt (or a timeout round the call) cancels the run: npx and node are killed too."""
 
+    def node_runs() -> bool:
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):  # a child may end between the listing and the look
+                if "node" in child.name():
+                    return True
+        return False
+
+    async def cancel_once_node_runs(scope: anyio.CancelScope) -> None:
+        while not node_runs():
+            await anyio.sleep(0.01)
+        scope.cancel()  # the suite is running: an interrupt now must stop it and its processes
+
     async def cancelled_soon() -> bool:
-        with anyio.move_on_after(1.0) as scope:
-            await check_server("calculator", "2026-07-28")
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(cancel_once_node_runs, scope)
+                await check_server("calculator", "2026-07-28")
+                tasks.cancel_scope.cancel()  # the run ended before it was cancelled: the test fails below
         return scope.cancelled_caught
 
     assert run(cancelled_soon) is True

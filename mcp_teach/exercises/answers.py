@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
-import logging
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from mcp_teach.conformance import quiet_server_logs
 from mcp_teach.exercises.check import Checker
 from mcp_teach.wire.messages import Capture, as_capture
 
@@ -18,9 +17,6 @@ T = TypeVar("T")
 SESSION_HEADER = "mcp-session-id"
 #: Longest a check waits for the student's code: a handler that never returns ends in feedback, not a hang.
 CHECK_SECONDS = 60.0
-#: The loggers of the servers a check runs: their tracebacks of the student's errors would flood the cell, and
-#: the check reports those errors itself.
-SERVER_LOGGERS = ("mcp", "fastmcp")
 
 
 class CheckTimedOut(TimeoutError):
@@ -38,22 +34,8 @@ def run_sync(coroutine: Coroutine[Any, Any, T], timeout: float | None = CHECK_SE
     cannot be entered again (and must not wait on itself); a loop of its own in another thread can run the client.
     After ``timeout`` seconds it is cancelled and :class:`CheckTimedOut` raised (the catalogue makes it feedback).
     """
-    with quiet_servers(), concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check") as pool:
+    with quiet_server_logs(), concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="check") as pool:
         return pool.submit(asyncio.run, _then_settle(coroutine, timeout)).result()
-
-
-@contextlib.contextmanager
-def quiet_servers() -> Iterator[None]:
-    """The servers' loggers at CRITICAL for the block, then as they were."""
-    loggers = [logging.getLogger(name) for name in SERVER_LOGGERS]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
 
 
 async def _then_settle(coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
