@@ -14,6 +14,7 @@ import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.display.call_outcomes import attempt, explain
@@ -259,3 +260,23 @@ def test_03_3_a_plain_function_fails() -> None:
         return a + b
 
     failed_with("03.3", {"add_with_retry": add_with_retry}, "an async function")
+
+
+def test_03_3_retrying_after_any_exception_fails() -> None:
+    async def retries_anything(client: Any, a: Any, b: Any) -> Any:
+        try:
+            return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
+        except Exception:
+            return (await client.call_tool("calculator_add", {"a": float(a), "b": float(b)})).data
+
+    failed_with("03.3", {"add_with_retry": retries_anything}, "a server without calculator_add", "not every Exception")
+
+
+def test_03_3_catching_mcp_error_instead_of_tool_error_is_told_so() -> None:
+    async def catches_the_other_error(client: Any, a: Any, b: Any) -> Any:
+        try:
+            return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
+        except MCPError:
+            return (await client.call_tool("calculator_add", {"a": float(a), "b": float(b)})).data
+
+    failed_with("03.3", {"add_with_retry": catches_the_other_error}, "catch ToolError (a tool error), not MCPError")

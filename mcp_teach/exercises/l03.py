@@ -17,6 +17,7 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.display.call_outcomes import attempt, one_line
@@ -24,6 +25,7 @@ from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.servers.calculator import TOOLS, build_calculator_server
+from mcp_teach.servers.explained_errors import ExplainingFastMCP
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, Capture, WireMessage
 from mcp_teach.wire.raw_stdio import RawStdioServer
@@ -233,7 +235,8 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
 
 
 async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
-    """What ``add_with_retry`` returns or raises for three pairs on a strict calculator, and the arguments it sent."""
+    """What ``add_with_retry`` returns or raises for three pairs on a strict calculator, and the arguments it sent;
+    under ``"unknown"``, the same on a server without the tool (a protocol error, which no retry can repair)."""
     strict = build_calculator_server()
     strict.strict_input_validation = True
     capture = CaptureTransport(strict)
@@ -245,6 +248,10 @@ async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
             outcome = await attempt(add_with_retry(client, a, b))
             sent = [call.message["params"]["arguments"] for call in capture.capture.requests("tools/call")]
             outcomes[a] = (outcome, sent)
+    toolless = CaptureTransport(ExplainingFastMCP("no-tools"))
+    async with teaching_client(toolless) as client:
+        outcome = await attempt(add_with_retry(client, "2.5", 1))
+        outcomes["unknown"] = (outcome, toolless.capture.requests("tools/call"))
     return outcomes
 
 
@@ -298,4 +305,13 @@ def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
         "the number of tools/call requests for ('three', 1)",
         hint="give up before a second call when an argument cannot be converted",
     )
+    unknown, calls = outcomes["unknown"]
+    check.true(
+        isinstance(unknown, MCPError) and len(calls) == 1,
+        "add_with_retry(client, '2.5', 1) on a server without calculator_add",
+        expected="the MCPError of the one call, let through: only a ToolError is retried",
+        found=f"{len(calls)} tools/call requests, then {unknown!r}",
+        hint="catch ToolError, not every Exception: an unknown tool is a protocol error float() cannot repair",
+    )
     print("('2.5', 1): two calls, 3.5; (2, 3): one call, 5.0; ('three', 1): one call, then ValueError")
+    print("an unknown tool: one call, its MCPError let through")
