@@ -204,3 +204,31 @@ def test_12_3_unsorted_fails() -> None:
         return [t.name for t in after if old.get(t.name) != definition_hash(t)]
 
     failed_with("12.3", {"changed_tools": unsorted}, "several changes", "sorted")
+
+
+def test_12_1_a_gate_that_raises_is_feedback_not_a_traceback() -> None:
+    class Crashes(Middleware):
+        def __init__(self, max_characters: int) -> None:
+            self.max_characters = max_characters
+
+        async def on_call_tool(self, context, call_next):
+            if len(context.message.arguments["content"]) > self.max_characters:  # read_note has no content
+                return ToolResult(content="too long", is_error=True)
+            return await call_next(context)
+
+    failed_with("12.1", {"ShortNotes": Crashes}, "called through ShortNotes(20)", "your gate raised")
+
+
+def test_12_3_tools_read_as_dicts_are_feedback() -> None:
+    def as_dicts(before: list[Any], after: list[Any]) -> list[str]:
+        return sorted(tool["name"] for tool in after)
+
+    failed_with("12.3", {"changed_tools": as_dicts}, "it raised TypeError", "not dicts")
+
+
+def test_12_3_a_set_is_not_a_list() -> None:
+    def as_set(before: list[Any], after: list[Any]) -> set[str]:
+        old = {tool.name: definition_hash(tool) for tool in before}
+        return {t.name for t in after if old.get(t.name) != definition_hash(t)}
+
+    failed_with("12.3", {"changed_tools": as_set}, "what changed_tools returned", "sorted(")

@@ -20,6 +20,7 @@ from typing import Any
 
 import mcp_types
 from fastmcp.server.middleware import Middleware
+from mcp.shared.exceptions import MCPError
 
 from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import result_text, run_sync
@@ -45,6 +46,14 @@ async def _try_short_notes(gate: Middleware, folder: Path) -> dict[str, Any]:
     return {"fits": fits, "too_long": too_long, "read": read, "files": files}
 
 
+#: What makes a gate raise inside the server (the client then sees only "Internal server error").
+GATE_CRASH_HINT = (
+    "your gate raised: on_call_tool must be async def, return await call_next(context) for the calls it lets "
+    "through, return a ToolResult (not a str) for a refusal, and read (context.message.arguments or {}).get("
+    "'content', '') since read_note has no content"
+)
+
+
 @exercise("12.1", answers=("ShortNotes",))
 def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
     check.true(
@@ -62,7 +71,19 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
         hint="def __init__(self, max_characters: int) -> None: self.max_characters = max_characters",
     )
     with tempfile.TemporaryDirectory(prefix="mcp-teach-check-12-1-") as folder:
-        seen = run_sync(_try_short_notes(gate, Path(folder)))
+        try:
+            seen = run_sync(_try_short_notes(gate, Path(folder)))
+        except MCPError as error:  # the gate raised inside the server: fastmcp answers "Internal server error"
+            crashed = f"JSON-RPC error {error.error.code}: {error.error.message}"
+        else:
+            crashed = ""
+    check.true(
+        not crashed,
+        f"save_note and read_note called through ShortNotes({LIMIT})",
+        expected="a tool result for each",
+        found=crashed,
+        hint=GATE_CRASH_HINT,
+    )
     fits, too_long = seen["fits"], seen["too_long"]
     answered = result_text(fits, "\n")
     check.equal(
@@ -77,7 +98,7 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
         True,
         f"isError of save_note with {LIMIT + 1} characters (ShortNotes({LIMIT}))",
         hint="return ToolResult(content='...', is_error=True) when context.message.name == 'save_note' and the "
-        "content in context.message.arguments is too long",
+        "content in context.message.arguments is longer than self.max_characters (not a fixed number)",
     )
     refusal = result_text(too_long, "\n")
     check.true(
@@ -195,6 +216,20 @@ async def _rug_pull() -> tuple[list[Any], list[Any]]:
         return before, await client.list_tools()
 
 
+def _changed(check: Checker, changed_tools: Any, before: list[Any], after: list[Any]) -> Any:
+    """What the student's function returns, a list; feedback if it raises or returns something else."""
+    names = check.runs(
+        changed_tools,
+        before,
+        after,
+        what="changed_tools(before, after)",
+        expected="a list of names",
+        hint="the tools are objects (tool.name, tool.description, tool.input_schema), not dicts",
+    )
+    check.instance(names, list, "what changed_tools returned", hint="return a list: sorted(...)")
+    return names
+
+
 @exercise("12.3", answers=("changed_tools",))
 def rug_pull_detector(check: Checker, changed_tools: Any) -> None:
     check.function(
@@ -205,47 +240,47 @@ def rug_pull_detector(check: Checker, changed_tools: Any) -> None:
     )
     before, after = run_sync(_rug_pull())
     check.equal(
-        list(changed_tools(before, after)),
+        _changed(check, changed_tools, before, after),
         ["add"],
         "changed_tools(before, after) on the untrusted server's rug pull (add's description changed)",
         hint="compare each tool in after with the tool of the same name in before: description and input_schema "
         "(definition_hash(tool) covers both)",
     )
     check.equal(
-        list(changed_tools(before, before)),
+        _changed(check, changed_tools, before, before),
         [],
         "changed_tools(tools, tools)",
         hint="the same definitions: nothing changed",
     )
     one, two = _tool("one", "First."), _tool("two", "Second.")
     check.equal(
-        list(changed_tools([one, two], [two, one])),
+        _changed(check, changed_tools, [one, two], [two, one]),
         [],
         "changed_tools([one, two], [two, one])",
         hint="match tools by name, not by position in the list",
     )
     wider = _tool("two", "Second.", {"a": {"type": "number"}, "extra": {"type": "string"}})
     check.equal(
-        list(changed_tools([one, two], [wider, one])),
+        _changed(check, changed_tools, [one, two], [wider, one]),
         ["two"],
         "changed_tools when only two's inputSchema changed (a new argument 'extra')",
         hint="an attacker can add an argument without touching the description: compare input_schema too",
     )
     three = _tool("three", "Third.")
     check.equal(
-        list(changed_tools([one, two], [three, two, one])),
+        _changed(check, changed_tools, [one, two], [three, two, one]),
         ["three"],
         "changed_tools when a tool 'three' is new",
         hint="a tool the user never approved counts as changed",
     )
     check.equal(
-        list(changed_tools([one, two, three], [three, one])),
+        _changed(check, changed_tools, [one, two, three], [three, one]),
         [],
         "changed_tools when 'two' disappeared",
         hint="list only tools that are in after",
     )
     check.equal(
-        list(changed_tools([one], [_tool("two", "Changed."), three, _tool("one", "Changed.")])),
+        _changed(check, changed_tools, [one], [_tool("two", "Changed."), three, _tool("one", "Changed.")]),
         ["one", "three", "two"],
         "changed_tools with several changes",
         hint="return the names sorted",
