@@ -68,7 +68,7 @@ def test_the_lesson_solution_passes(solved, exercise_id: str, capsys: pytest.Cap
     check(exercise_id, solved[exercise_id])
     out = passed(capsys, exercise_id)
     assert {
-        "08.1": "5 bad calls get isError",
+        "08.1": "6 bad calls get isError",
         "08.2": "{'result': 0.25}, in both eras",
         "08.3": "main.py loaded once",
     }[exercise_id] in out

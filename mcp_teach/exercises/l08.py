@@ -49,6 +49,7 @@ POWER_CALLS: tuple[tuple[dict[str, Any], float | None], ...] = (
     ({"a": -8, "b": 3}, -512.0),
     ({"a": 9, "b": 0.5}, 3.0),
     ({"a": 2, "b": "10"}, None),
+    ({"a": True, "b": 10}, None),  # JSON true is no number, though Python's bool is an int
     ({"a": -8, "b": 0.5}, None),
     ({"a": 0, "b": -1}, None),
     ({"a": 10, "b": 400}, None),
@@ -250,7 +251,7 @@ def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str)
         said == "accepts",
         f"the structuredContent of calculator_divide {{'a': 1, 'b': 4}} against your outputSchema ({era})",
         expected="structuredContent that conforms (2026-07-28, server/tools, Output Schema: servers MUST)",
-        found=f"{structured!r}: the schema {said}",
+        found="the result has no structuredContent" if structured is None else f"{structured!r}: the schema {said}",
         hint="result.structured_content = {'result': ...} when the call succeeded",
     )
     check.equal(
