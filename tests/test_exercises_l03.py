@@ -59,6 +59,16 @@ def test_03_1_the_lesson_solution_passes(run, capsys: pytest.CaptureFixture[str]
     assert "✔ Exercise 03.1 passed" in out
 
 
+async def _answered(server: FastMCP) -> dict[str, Any]:
+    """03.1's step 3 on ``server``: list the tools, divide by 0, then by 4, all captured."""
+    capture = CaptureTransport(server)
+    async with teaching_client(capture) as client:
+        await client.list_tools()
+        await client.call_tool("divide", {"a": 1, "b": 0}, raise_on_error=False)
+        await client.call_tool("divide", {"a": 1, "b": 4})
+    return {"structured_server": server, "structured_capture": capture}
+
+
 async def _structured() -> dict[str, Any]:
     """The old exercise's server: the error's structuredContent breaks the outputSchema fastmcp made for -> float."""
     from fastmcp.tools import ToolResult
@@ -75,12 +85,7 @@ async def _structured() -> dict[str, Any]:
             )
         return a / b
 
-    capture = CaptureTransport(server)
-    async with teaching_client(capture) as client:
-        await client.list_tools()
-        await client.call_tool("divide", {"a": 1, "b": 0}, raise_on_error=False)
-        await client.call_tool("divide", {"a": 1, "b": 4})
-    return {"structured_server": server, "structured_capture": capture}
+    return await _answered(server)
 
 
 def test_03_1_an_error_that_breaks_the_output_schema_fails(run) -> None:
@@ -129,13 +134,11 @@ async def _divide_session(*, output_schema: Any = None, text: str = DIVISION_TEX
             return ToolResult(content=text, structured_content=structured, is_error=True)
         return {"result": a / b}
 
-    server.tool(divide, output_schema=output_schema) if output_schema else server.tool(divide)
-    capture = CaptureTransport(server)
-    async with teaching_client(capture) as client:
-        await client.list_tools()
-        await client.call_tool("divide", {"a": 1, "b": 0}, raise_on_error=False)
-        await client.call_tool("divide", {"a": 1, "b": 4})
-    return {"structured_server": server, "structured_capture": capture}
+    if output_schema:
+        server.tool(divide, output_schema=output_schema)
+    else:  # fastmcp's own schema from -> dict
+        server.tool(divide)
+    return await _answered(server)
 
 
 def test_03_1_a_tool_without_the_output_schema_fails(run) -> None:

@@ -90,15 +90,15 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 POST_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 
 
-async def handshake_by_hand(url, http):
-    """The solution of 05.2."""
+async def handshake_by_hand(url, http, tools_list=TOOLS_LIST):
+    """The solution of 05.2 (``tools_list``: the request it lists the tools with)."""
     replies = [await http.post(url, json=INITIALIZE, headers=POST_HEADERS)]
     session = POST_HEADERS | {
         "mcp-session-id": replies[0].headers["mcp-session-id"],
         "mcp-protocol-version": "2025-11-25",
     }
     replies.append(await http.post(url, json=INITIALIZED, headers=session))
-    replies.append(await http.post(url, json=TOOLS_LIST, headers=session))
+    replies.append(await http.post(url, json=tools_list, headers=session))
     replies.append(await http.delete(url, headers=session))
     replies.append(await http.post(url, json=TOOLS_LIST, headers=session))
     return replies
@@ -129,16 +129,7 @@ def test_05_2_without_the_session_id_fails_with_the_rule():
 
 def test_05_2_an_id_used_twice_in_the_session_fails():
     async def same_id(url, http):
-        replies = [await http.post(url, json=INITIALIZE, headers=POST_HEADERS)]
-        session = POST_HEADERS | {
-            "mcp-session-id": replies[0].headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-11-25",
-        }
-        replies.append(await http.post(url, json=INITIALIZED, headers=session))
-        replies.append(await http.post(url, json=TOOLS_LIST | {"id": 1}, headers=session))
-        replies.append(await http.delete(url, headers=session))
-        replies.append(await http.post(url, json=TOOLS_LIST, headers=session))
-        return replies
+        return await handshake_by_hand(url, http, TOOLS_LIST | {"id": 1})  # initialize's id again
 
     failed_with("05.2", {"handshake_by_hand": same_id}, "the ids of the requests [1, 1]", "MUST NOT have been used")
 

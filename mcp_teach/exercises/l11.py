@@ -14,13 +14,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
 import httpx2
 import openai
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
-from mcp_teach.exercises.answers import run_sync
+from mcp_teach.exercises.answers import CheckTimedOut, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.llm.anthropic_format import to_anthropic_tools
@@ -150,13 +149,10 @@ def _text_of(content: Any) -> Any:
 
 def _in_time(coroutine: Any) -> Any:
     """Run the check's request to the student's app, or None if it did not answer in time."""
-
-    async def bounded() -> Any:
-        with anyio.move_on_after(PROVIDER_SECONDS):
-            return await coroutine
+    try:
+        return run_sync(coroutine, timeout=PROVIDER_SECONDS)
+    except CheckTimedOut:
         return None
-
-    return run_sync(bounded())
 
 
 async def _probe(app: Any) -> tuple[int, Any]:

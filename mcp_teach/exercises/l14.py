@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 from unittest.mock import patch
 
-import anyio
 import httpx2
 import pytest
 from fastmcp import Client
@@ -228,8 +227,8 @@ START_SECONDS = 30.0
 
 
 async def _listed_tools(command: str, args: list[str], env: dict[str, str]) -> list[str]:
-    """Start the entry as a host does: in a folder of its own (not the notebook's), over stdio, within a time."""
-    with tempfile.TemporaryDirectory(prefix="mcp-teach-host-") as folder, anyio.fail_after(START_SECONDS):
+    """Start the entry as a host does: in a folder of its own (not the notebook's), over stdio."""
+    with tempfile.TemporaryDirectory(prefix="mcp-teach-host-") as folder:
         transport = StdioTransport(command, args, env=env, cwd=folder, keep_alive=False, log_file=bounded_log())
         async with Client(transport) as client:
             return [tool.name for tool in await client.list_tools()]
@@ -241,7 +240,7 @@ def host_config_starts(check: Checker, config: Any) -> None:
     env = _secrets_asked(check, config, entry)
     tools: list[str] = []
     try:
-        tools = run_sync(_listed_tools(entry["command"], entry.get("args", []), env))
+        tools = run_sync(_listed_tools(entry["command"], entry.get("args", []), env), timeout=START_SECONDS)
     except TimeoutError:
         failure = f"no answer to initialize on stdin within {START_SECONDS:g} s"
     except Exception as error:  # reported as feedback: the host would show the same failure
