@@ -1,24 +1,36 @@
-"""Lesson size: how long a lesson's core takes to work through, by a stated rule, and how big its outputs are.
+"""Lesson size: how long a lesson takes a reader, computed from what they read, and how tall its outputs are.
 
-Rules (the budget's definitions), applied to the solved lessons ``notebooks/solutions/NN_*.ipynb``:
+Rules (the budget's definitions), applied to the tour ``notebooks/tour.ipynb`` and the solved lessons
+``notebooks/solutions/NN_*.ipynb``:
 
 - The **optional part** of a lesson starts at a markdown heading ``## Going deeper (optional)`` and runs to the next
-  level-2 heading (``## Exercises``, say) or the end. Everything else is the **core**, the exercises included.
+  level-2 heading (``## Exercises``, say) or the end. It is not counted.
 - The **exercises** are the ``## Exercises`` part, and each exercise set inside a section (lessons 13 and 14 set
-  theirs in their steps): its ``### Exercise NN.K`` markdown cell and the code cells up to the next markdown cell.
-- **Words**: whitespace-separated words of the core's markdown cells, fenced code blocks left out.
-- **Core minutes** = words outside the exercises / 150 (technical prose read with care) + 1 minute per core code
-  cell outside the exercises, rounded up to a multiple of 5. The first cell, which installs the course on a hosted
-  Jupyter (its ``%pip install``) and does nothing elsewhere, is not counted.
-- **Exercise minutes**: each exercise states its own, as ``*About N minutes.*`` in its heading cell; their sum.
-- A lesson **states** its estimate in its first cell as ``**Time:** core about C minutes, exercises about E
-  minutes`` (the numbers this script computes); a test holds the statement to the script.
-- **Outputs**: the tallest (lines) and widest (characters) text output of a core code cell: a stream, or the
-  ``text/plain`` of a result or display that has no HTML twin (an HTML twin is what a reader sees: folded JSON,
-  the explorer).
+  theirs in their steps): its ``### Exercise NN.K`` markdown cell and the cells up to the next markdown cell.
+  Everything else outside the optional part is the **core**.
+- A **Sources** list (a markdown paragraph starting with the line ``**Sources**``, to the end of its cell) is
+  reference, looked up one click away, not read in the flow: its words are counted apart (``sources``).
+- **Prose**: whitespace-separated words of markdown cells, fenced code blocks and Sources lists left out.
+  **Code**: non-blank lines of code cells and of fenced code blocks in markdown. The first cell, which installs
+  the course on a hosted Jupyter (its ``%pip install``) and does nothing elsewhere, is not counted.
+- **Rendered output**: the lines a reader sees under a code cell: a stream's lines; a result's or display's
+  ``text/plain`` (every display of the course has a plain-text twin with the lines its HTML shows: folded
+  messages one line each); HTML with no text twin, its lines once tags are taken out; an image counts as
+  ``IMAGE_LINES``.
+- **Reading rates**: prose at 120 words a minute, code at 10 lines a minute, rendered output at 30 lines a minute
+  (a careful first reading of technical text).
+- **Core minutes** = core prose / 120 + core code / 10 + core output / 30, rounded up to a multiple of 5.
+- **Exercise minutes**, each exercise: its reading by the same rates (its prose, its code except the solution,
+  its output) plus its writing: 2 non-blank lines of the solution a minute (``### BEGIN SOLUTION`` to
+  ``### END SOLUTION`` or the cell's end) and 2 minutes to run the check and read its answer; rounded up to a
+  whole minute. A heading states its own as ``*About N minutes.*``; the lesson's exercise time is their sum.
+- A lesson **states** both in its first cell as ``**Time:** core about C minutes, exercises about E minutes``;
+  a stated time must equal the computed one (tests/test_lesson_size.py).
+- **Inline citations**: a spec version followed within a few words by a spec page (``2025-11-25, basic/…``) in
+  core prose outside a Sources list. Counted, not budgeted: sources belong in the Sources list.
 
-Budget: core <= 2,400 words and <= 45 minutes; no core output taller than 40 lines or wider than 120 characters.
-Exit code 1 with ``--check`` when a budget is exceeded.
+Budget: core prose <= 1,800 words, exercises' prose <= 600 words, core <= 45 minutes; no core output taller than
+25 rendered lines or wider than 120 characters. Exit code 1 with ``--check`` when a budget is exceeded.
 
     python benchmarks/lesson_size.py [--check] [NOTEBOOK ...]
 """
@@ -26,6 +38,7 @@ Exit code 1 with ``--check`` when a budget is exceeded.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import math
 import re
@@ -35,11 +48,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTIONS = ROOT / "notebooks" / "solutions"
-WORDS_A_MINUTE = 150
-MINUTES_A_CODE_CELL = 1
-WORD_BUDGET = 2_400
+WORDS_A_MINUTE = 120
+CODE_LINES_A_MINUTE = 10
+OUTPUT_LINES_A_MINUTE = 30
+WRITING_LINES_A_MINUTE = 2
+CHECK_MINUTES = 2
+IMAGE_LINES = 15
+CORE_WORD_BUDGET = 1_800
+EXERCISE_WORD_BUDGET = 600
 MINUTE_BUDGET = 45
-TALLEST = 40
+TALLEST = 25
 WIDEST = 120
 OPTIONAL = re.compile(r"^## Going deeper \(optional\)", re.MULTILINE)
 LEVEL_2 = re.compile(r"^## ", re.MULTILINE)
@@ -48,64 +66,149 @@ EXERCISE_HEADING = re.compile(r"^### Exercise (\d{2}\.\d+)", re.MULTILINE)
 EXERCISE_MINUTES = re.compile(r"\*About (\d+) minutes\.\*")
 STATED = re.compile(r"\*\*Time:\*\* core about (\d+) minutes, exercises about (\d+) minutes")
 FENCE = re.compile(r"^```.*?^```", re.MULTILINE | re.DOTALL)
+SOURCES = re.compile(r"^\*\*Sources\*\*.*", re.MULTILINE | re.DOTALL)
 INSTALL = re.compile(r"^\s*%pip install", re.MULTILINE)
+SOLUTION = re.compile(r"^\s*### BEGIN SOLUTION\s*$(.*?)(?:^\s*### END SOLUTION\s*$|\Z)", re.MULTILINE | re.DOTALL)
+CITATION = re.compile(
+    r"\b(?:2024-11-05|2025-03-26|2025-06-18|2025-11-25|2026-07-28)\b\W{1,4}(?:\w+\W{1,3}){0,3}?"
+    r"(?:basic|server|client|schema|changelog|deprecated|docs)\b"
+)
+BLOCK_TAGS = re.compile(r"<(?:br|p|div|tr|li|summary|h\d|pre)\b[^>]*>", re.IGNORECASE)
+TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class Reading:
+    """What a reader reads in one part of a lesson."""
+
+    words: int = 0
+    code_lines: int = 0
+    output_lines: int = 0
+
+    @property
+    def minutes(self) -> float:
+        return (
+            self.words / WORDS_A_MINUTE
+            + self.code_lines / CODE_LINES_A_MINUTE
+            + self.output_lines / OUTPUT_LINES_A_MINUTE
+        )
+
+
+@dataclass
+class Exercise:
+    """One exercise: what a student reads, how many lines they write, the minutes its heading states."""
+
+    stated: int | None = None
+    reading: Reading = field(default_factory=Reading)
+    solution_lines: int = 0
+
+    @property
+    def minutes(self) -> int:
+        writing = self.solution_lines / WRITING_LINES_A_MINUTE + CHECK_MINUTES
+        return math.ceil(self.reading.minutes + writing - 1e-9)
 
 
 @dataclass
 class LessonSize:
     name: str
-    core_words: int = 0
-    exercise_words: int = 0
+    core: Reading = field(default_factory=Reading)
     core_code_cells: int = 0
-    core_code_lines: int = 0
-    exercise_minutes: dict[str, int | None] = field(default_factory=dict)
+    source_words: int = 0
+    inline_citations: int = 0
+    exercises: dict[str, Exercise] = field(default_factory=dict)
     tallest: tuple[int, int] = (0, -1)  # (lines, nbval cell number)
     widest: tuple[int, int] = (0, -1)  # (characters, nbval cell number)
     stated: tuple[int, int] | None = None
 
     @property
-    def words(self) -> int:
-        return self.core_words + self.exercise_words
+    def exercise_words(self) -> int:
+        return sum(exercise.reading.words for exercise in self.exercises.values())
 
     @property
     def core_minutes(self) -> int:
-        minutes = self.core_words / WORDS_A_MINUTE + MINUTES_A_CODE_CELL * self.core_code_cells
-        return 5 * math.ceil(minutes / 5)
+        return 5 * math.ceil(self.core.minutes / 5 - 1e-9)
 
     @property
     def exercises_minutes(self) -> int:
-        return sum(minutes or 0 for minutes in self.exercise_minutes.values())
+        return sum(exercise.minutes for exercise in self.exercises.values())
 
     def over_budget(self) -> list[str]:
         over = []
-        if self.words > WORD_BUDGET:
-            over.append(f"{self.words:,} words > {WORD_BUDGET:,}")
+        if self.core.words > CORE_WORD_BUDGET:
+            over.append(f"core prose {self.core.words:,} words > {CORE_WORD_BUDGET:,}")
+        if self.exercise_words > EXERCISE_WORD_BUDGET:
+            over.append(f"exercises' prose {self.exercise_words:,} words > {EXERCISE_WORD_BUDGET:,}")
         if self.core_minutes > MINUTE_BUDGET:
             over.append(f"core {self.core_minutes} min > {MINUTE_BUDGET}")
         if self.tallest[0] > TALLEST:
             over.append(f"cell {self.tallest[1]} output {self.tallest[0]} lines > {TALLEST}")
         if self.widest[0] > WIDEST:
             over.append(f"cell {self.widest[1]} output {self.widest[0]} characters > {WIDEST}")
-        missing = [number for number, minutes in self.exercise_minutes.items() if minutes is None]
-        if missing:
-            over.append("no '*About N minutes.*' in exercise " + ", ".join(missing))
+        for number, exercise in self.exercises.items():
+            if exercise.stated is None:
+                over.append(f"no '*About N minutes.*' in exercise {number}")
+            elif exercise.stated != exercise.minutes:
+                over.append(f"exercise {number} states {exercise.stated} min, computed {exercise.minutes}")
         if self.stated != (self.core_minutes, self.exercises_minutes):
             over.append(f"states {self.stated}, computed {(self.core_minutes, self.exercises_minutes)}")
         return over
 
 
-def _words(markdown: str) -> int:
-    return len(FENCE.sub(" ", markdown).split())
+def _code_lines(text: str) -> int:
+    return len([line for line in text.splitlines() if line.strip()])
 
 
-def _texts(output: dict) -> list[str]:
-    if output.get("output_type") == "stream":
-        return [output.get("text", "") if isinstance(output.get("text"), str) else "".join(output["text"])]
+def read_markdown(markdown: str) -> tuple[Reading, int, int]:
+    """``(reading, sources words, inline citations)`` of one markdown cell."""
+    sources = SOURCES.search(markdown)
+    flow = markdown[: sources.start()] if sources else markdown
+    fenced = FENCE.findall(flow)
+    prose = FENCE.sub(" ", flow)
+    reading = Reading(words=len(prose.split()), code_lines=sum(_code_lines(block) - 2 for block in fenced))
+    return reading, len(sources.group(0).split()) if sources else 0, len(CITATION.findall(prose))
+
+
+def _joined(text: str | list[str]) -> str:
+    return text if isinstance(text, str) else "".join(text)
+
+
+def rendered_lines(output: dict) -> list[str] | None:
+    """The lines a reader sees for one output; None for an image (counted as ``IMAGE_LINES``, no width)."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return _joined(output.get("text", "")).rstrip("\n").splitlines()
+    if kind == "error":
+        return list(output.get("traceback", []))
     data = output.get("data", {})
-    if "text/plain" in data and "text/html" not in data:
-        text = data["text/plain"]
-        return [text if isinstance(text, str) else "".join(text)]
+    if "text/plain" in data:
+        return _joined(data["text/plain"]).rstrip("\n").splitlines()
+    if "text/html" in data:
+        text = TAG.sub("", BLOCK_TAGS.sub("\n", _joined(data["text/html"])))
+        return [line for line in html.unescape(text).splitlines() if line.strip()]
+    if any(kind.startswith("image/") for kind in data):
+        return None
     return []
+
+
+def _output_lines(cell: dict) -> tuple[int, int, int]:
+    """``(lines to read, tallest output, widest line)`` of a code cell's outputs."""
+    total = tallest = widest = 0
+    for output in cell.get("outputs", []):
+        lines = rendered_lines(output)
+        if lines is None:
+            total += IMAGE_LINES
+            continue
+        total += len(lines)
+        tallest = max(tallest, len(lines))
+        if "text/html" not in output.get("data", {}):  # HTML wraps its lines to the page
+            widest = max([widest, *(len(line) for line in lines)])
+    return total, tallest, widest
+
+
+def _add(total: Reading, part: Reading) -> None:
+    total.words += part.words
+    total.code_lines += part.code_lines
+    total.output_lines += part.output_lines
 
 
 def measure(path: Path) -> LessonSize:
@@ -113,10 +216,10 @@ def measure(path: Path) -> LessonSize:
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     size = LessonSize(path.stem)
     optional = in_exercises = in_step_exercise = False
-    current_exercise: str | None = None
+    current: Exercise | None = None
     code_number = -1
     for index, cell in enumerate(cells):
-        source = "".join(cell["source"])
+        source = _joined(cell["source"])
         if cell["cell_type"] == "markdown":
             if index == 0 and (stated := STATED.search(source)):
                 size.stated = (int(stated.group(1)), int(stated.group(2)))
@@ -127,29 +230,50 @@ def measure(path: Path) -> LessonSize:
             in_step_exercise = not in_exercises and bool(EXERCISE_HEADING.search(source))
             if optional:
                 continue
+            reading, source_words, citations = read_markdown(source)
+            size.source_words += source_words
+            if number := EXERCISE_HEADING.search(source):
+                minutes = EXERCISE_MINUTES.search(source)
+                current = size.exercises.setdefault(number.group(1), Exercise())
+                current.stated = int(minutes.group(1)) if minutes else None
             if in_exercises or in_step_exercise:
-                size.exercise_words += _words(source)
-                if number := EXERCISE_HEADING.search(source):
-                    current_exercise = number.group(1)
-                    minutes = EXERCISE_MINUTES.search(source)
-                    size.exercise_minutes[current_exercise] = int(minutes.group(1)) if minutes else None
+                if current is None:  # the Exercises part's introduction: read before the first exercise
+                    current = size.exercises.setdefault("", Exercise(stated=0))
+                _add(current.reading, reading)
             else:
-                size.core_words += _words(source)
+                _add(size.core, reading)
+                size.inline_citations += citations
             continue
         if cell["cell_type"] != "code":
             continue
         code_number += 1
-        if optional:
+        if optional or INSTALL.search(source):
             continue
-        if not (in_exercises or in_step_exercise) and not INSTALL.search(source):
-            size.core_code_cells += 1
-            size.core_code_lines += len([line for line in source.splitlines() if line.strip()])
-        for output in cell.get("outputs", []):
-            for text in _texts(output):
-                lines = text.rstrip("\n").splitlines()
-                size.tallest = max(size.tallest, (len(lines), code_number))
-                size.widest = max(size.widest, (max((len(line) for line in lines), default=0), code_number))
+        output_lines, tallest, widest = _output_lines(cell)
+        if (in_exercises or in_step_exercise) and current is not None:
+            solution = "".join(SOLUTION.findall(source))
+            current.solution_lines += _code_lines(solution)
+            _add(current.reading, Reading(0, _code_lines(source) - _code_lines(solution), output_lines))
+            continue
+        size.core_code_cells += 1
+        _add(size.core, Reading(0, _code_lines(source), output_lines))
+        size.tallest = max(size.tallest, (tallest, code_number))
+        size.widest = max(size.widest, (widest, code_number))
+    _merge_introduction(size)
     return size
+
+
+def _merge_introduction(size: LessonSize) -> None:
+    """The Exercises part's introduction is read with its first exercise."""
+    introduction = size.exercises.pop("", None)
+    if introduction and size.exercises:
+        _add(next(iter(size.exercises.values())).reading, introduction.reading)
+
+
+def _row(values: tuple[object, ...], widths: tuple[int, ...]) -> str:
+    cells = [f"{values[0]!s:<{widths[0]}}"]
+    cells += [f"{value!s:>{width}}" for value, width in zip(values[1:], widths[1:], strict=True)]
+    return "".join(cells)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,17 +281,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is exceeded")
     parser.add_argument("notebooks", nargs="*", type=Path, help="solved lessons (default: all)")
     arguments = parser.parse_args(argv)
-    paths = arguments.notebooks or sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb"))
-    header = f"{'lesson':<24}{'words':>7}{'code cells':>11}{'code lines':>11}{'core min':>9}{'exercises':>10}"
-    print(header + f"{'ex. min':>8}{'stated':>10}{'tallest':>9}{'widest':>8}")
+    paths = arguments.notebooks or [SOLUTIONS.parent / "tour.ipynb", *sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb"))]
+    columns = ("lesson", "prose", "code", "output", "cites", "sources", "core min", "ex.words", "ex. min", "stated")
+    widths = (24, 7, 6, 8, 7, 9, 10, 10, 9, 9)
+    print(_row(columns, widths))
     over_any = False
     for path in paths:
         size = measure(path)
         stated = "-" if size.stated is None else f"{size.stated[0]}/{size.stated[1]}"
-        print(
-            f"{size.name:<24}{size.words:>7,}{size.core_code_cells:>11}{size.core_code_lines:>11}{size.core_minutes:>9}"
-            f"{len(size.exercise_minutes):>10}{size.exercises_minutes:>8}{stated:>10}{size.tallest[0]:>9}{size.widest[0]:>8}"
+        values = (
+            size.name,
+            f"{size.core.words:,}",
+            size.core.code_lines,
+            size.core.output_lines,
+            size.inline_citations,
+            size.source_words,
+            size.core_minutes,
+            size.exercise_words,
+            size.exercises_minutes,
+            stated,
         )
+        print(_row(values, widths))
+        print(f"{'':<24}tallest output {size.tallest[0]} lines (cell {size.tallest[1]}), widest {size.widest[0]}")
+        exercises = ", ".join(f"{number}: {exercise.minutes}" for number, exercise in size.exercises.items())
+        if exercises:
+            print(f"{'':<24}exercise minutes {exercises}")
         for problem in size.over_budget():
             over_any = True
             print(f"  over budget: {problem}")

@@ -21,6 +21,8 @@ PACKAGE = Path(mcp_teach.__file__).parent
 #: Where the lessons are: in an installed wheel, then in a clone (the repository's own folder).
 SOURCES = (PACKAGE / "notebooks", PACKAGE.parent / "notebooks")
 LESSONS = "[0-9][0-9]_*.ipynb"
+#: The short tour that comes before the lessons (it has no exercises, so no solved copy).
+TOUR = "tour.ipynb"
 SOLUTIONS = "solutions"
 MANIFEST = ".mcp-teach-course.json"
 DEFAULT_FOLDER = Path("mcp-teach-course")
@@ -43,8 +45,9 @@ def course_source(sources: tuple[Path, ...] = SOURCES) -> Path:
 
 
 def course_files(source: Path) -> dict[str, Path]:
-    """Every file of the course by its name in the folder (``00_setup.ipynb``, ``solutions/00_setup.ipynb``)."""
-    found = [*sorted(source.glob(LESSONS)), *sorted((source / SOLUTIONS).glob(LESSONS))]
+    """Every file of the course by its name in the folder (``tour.ipynb``, ``00_setup.ipynb``, ``solutions/…``)."""
+    tour = [source / TOUR] if (source / TOUR).is_file() else []
+    found = [*tour, *sorted(source.glob(LESSONS)), *sorted((source / SOLUTIONS).glob(LESSONS))]
     return {path.relative_to(source).as_posix(): path for path in found}
 
 

@@ -168,8 +168,8 @@ class NotebookFacts:
 
 
 def lesson_notebooks() -> list[Path]:
-    """The lesson notebooks that exist now, in course order."""
-    return sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    """The tour and the lesson notebooks that exist now, in course order."""
+    return [NOTEBOOKS / "tour.ipynb", *sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))]
 
 
 def copy_without_outputs(source: Path, target: Path) -> NotebookFacts:

@@ -39,7 +39,7 @@ from browser_support import (
     running_jupyterlab,
 )
 
-BROWSER_LESSONS = ("00_setup", "01_handshake", "04_llm_tool_loop", "09_server_requests", "12_security")
+BROWSER_LESSONS = ("tour", "00_setup", "01_handshake", "04_llm_tool_loop", "09_server_requests", "12_security")
 ALL_LESSONS = lesson_notebooks()
 NOTEBOOKS = (
     ALL_LESSONS

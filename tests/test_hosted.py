@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 HOME = PYPROJECT["project"]["urls"]["Homepage"]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")) + sorted(
+LESSONS = [ROOT / "notebooks" / "tour.ipynb", *sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))] + sorted(
     (ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb")
 )
 #: The first code cell of every lesson, solved and blank.

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks" / "lesson_size.py"
 SOLVED = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
+TOUR = ROOT / "notebooks" / "tour.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -35,25 +36,40 @@ def test_rules_on_a_made_up_lesson(sizes, tmp_path: Path) -> None:
     md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
     wide = code("print('x' * 130)")
     wide.outputs = [nbformat.v4.new_output("stream", name="stdout", text="x" * 130 + "\n")]
+    folded = code("show(capture)")  # an HTML view counts by its plain-text twin
+    folded.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": "<p>a</p>" * 50, "text/plain": "one\ntwo\nthree"})
+    ]
     path = _lesson(
         tmp_path,
         [
             md("# 99\n\n**Time:** core about 5 minutes, exercises about 10 minutes\n\n" + "word " * 290),
-            code("a = 1"),
+            code("a = 1\n\nb = 2"),
             wide,
+            folded,
+            md("Cited (2025-11-25, basic/lifecycle).\n\n```python\nx = 1\n```\n\n**Sources**\n- ¹ " + "s " * 40),
             md("## Going deeper (optional)\n\n" + "deep " * 5000),
             code("not_counted = 1"),
             md("## Exercises\n\n### Exercise 99.1 — Build it\n\n*About 10 minutes.*\n\n```python\nnot words\n```"),
-            code("answer = 1"),
+            code("setup = 1\n### BEGIN SOLUTION\n" + "answer = 1\n" * 10 + "### END SOLUTION\nprint(answer)"),
         ],
     )
     size = sizes.measure(path)
-    assert size.core_code_cells == 2  # the optional part's and the exercise's cells are not core
-    assert size.core_words == 2 + 9 + 290  # the title and the time line count; the optional part does not
-    assert size.core_minutes == 5  # 301 / 150 + 2 cells = 4.01 → 5
-    assert size.exercise_minutes == {"99.1": 10}
+    assert size.core_code_cells == 3  # the optional part's and the exercise's cells are not core
+    assert size.core.words == 2 + 9 + 290 + 3  # the Sources list and the fenced code are not prose
+    assert size.core.code_lines == 2 + 1 + 1 + 1  # the fenced line counts as code
+    assert size.core.output_lines == 1 + 3
+    assert size.source_words == 1 + 2 + 40 and size.inline_citations == 1
+    assert size.core_minutes == 5  # 304 / 120 + 5 / 10 + 4 / 30 = 3.17 → 5
+    exercise = size.exercises["99.1"]
+    assert (exercise.reading.words, exercise.reading.code_lines, exercise.solution_lines) == (11, 1 + 4, 10)
+    assert exercise.minutes == 8  # 11 / 120 + 5 / 10 + 10 lines written / 2 + 2 for the check = 7.6 → 8
     assert size.widest == (130, 1)
-    assert size.over_budget() == ["cell 1 output 130 characters > 120"]
+    assert size.over_budget() == [
+        "cell 1 output 130 characters > 120",
+        "exercise 99.1 states 10 min, computed 8",
+        "states (5, 10), computed (5, 8)",
+    ]
 
 
 def test_a_lesson_that_states_the_wrong_time_is_over(sizes, tmp_path: Path) -> None:
@@ -62,7 +78,22 @@ def test_a_lesson_that_states_the_wrong_time_is_over(sizes, tmp_path: Path) -> N
     assert sizes.measure(path).over_budget() == ["states (45, 0), computed (5, 0)"]
 
 
-@pytest.mark.parametrize("notebook", SOLVED, ids=[path.stem for path in SOLVED])
+def test_a_tall_folded_view_and_long_prose_are_over(sizes, tmp_path: Path) -> None:
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    tall = code("show(capture, expand=True)")
+    tall.outputs = [
+        nbformat.v4.new_output("display_data", data={"text/html": "<pre>x</pre>", "text/plain": "x\n" * 26})
+    ]
+    html_only = code("HTML(...)")
+    html_only.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<tr><td>1</td></tr>" * 3})]
+    path = _lesson(tmp_path, [md("# 99\n\n" + "word " * 1_900), tall, html_only])
+    size = sizes.measure(path)
+    assert size.core.output_lines == 26 + 3
+    assert "cell 0 output 26 lines > 25" in size.over_budget()
+    assert "core prose 1,902 words > 1,800" in size.over_budget()
+
+
+@pytest.mark.parametrize("notebook", [TOUR, *SOLVED], ids=[path.stem for path in [TOUR, *SOLVED]])
 def test_every_lesson_is_a_sitting(sizes, notebook: Path) -> None:
     assert sizes.measure(notebook).over_budget() == []
 

@@ -2,9 +2,16 @@
 
 ``show(capture)`` returns an object Jupyter renders as HTML (colour by
 direction, foldable messages, highlighted JSON) and whose plain text reads
-well on GitHub and in nbval comparisons. Long messages can be abbreviated::
+well on GitHub and in nbval comparisons. A reader follows one or two messages
+at a time, so every message is folded to one line unless the text discusses
+it: ``expand`` names those, by number or method, and they print in full. Long
+messages can be abbreviated further::
 
-    show(capture, methods=["tools/list"], fold=["result.tools.*.inputSchema"], max_items=1)
+    show(capture, expand=["tools/list"], fold=["result.tools.*.inputSchema"], max_items=1)
+
+The 2026-07-28 ``_meta`` envelope (``io.modelcontextprotocol/*`` keys) is the
+same on every request of a session: it prints in full the first time a
+lesson shows it and folded after that (``envelope=True`` shows it again).
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from mcp_teach.wire.plain_text import PlainText
 ARROWS = {CLIENT_TO_SERVER: "client → server", "server->client": "server → client"}
 COLOURS = {CLIENT_TO_SERVER: "#1f6feb", "server->client": "#1a7f37", "error": "#cf222e"}
 ACTOR_COLOURS = {"user": "#8250df", "client": "#1f6feb", "llm": "#bc4c00", "server": "#1a7f37"}
+#: Widest folded line, in characters (a lesson's output stays under 120).
+FOLDED_WIDTH = 116
+#: Keys of the 2026-07-28 ``_meta`` envelope.
+ENVELOPE_PREFIX = "io.modelcontextprotocol/"
 _FOLD = "\u2063fold\u2063"  # marks a placeholder string that prints without quotes
 _FOLDED = re.compile(r'"\u2063fold\u2063(.*?)"')
 
@@ -61,14 +72,16 @@ def abbreviate(value: Any, fold: Sequence[str] = (), max_items: int | None = Non
 
     ``fold`` holds dotted paths (``*`` matches any key or list index), e.g.
     ``"result.tools.*.inputSchema"``; a folded value prints as ``{… 3 keys}``.
-    Lists longer than ``max_items`` keep their first items and say how many more.
+    Lists longer than ``max_items`` keep their first items and say how many more (a short list of plain
+    values, such as ``required``, is kept whole: cut, it would say something else).
     """
     if _path and any(_matches(pattern, _path) for pattern in fold):
         return _summarise(value)
     if isinstance(value, dict):
         return {k: abbreviate(v, fold, max_items, f"{_path}.{k}" if _path else k) for k, v in value.items()}
     if isinstance(value, list):
-        shown = value if max_items is None else value[:max_items]
+        plain = all(not isinstance(item, dict | list) for item in value) and _inline(value)
+        shown = value if max_items is None or plain else value[:max_items]
         items = [abbreviate(v, fold, max_items, f"{_path}.{i}" if _path else str(i)) for i, v in enumerate(shown)]
         if len(value) > len(shown):
             items.append(_placeholder(f"… {len(value) - len(shown)} more"))
@@ -81,12 +94,48 @@ def _matches(pattern: str, path: str) -> bool:
     return len(parts) == len(names) and all(p in ("*", n) for p, n in zip(parts, names, strict=True))
 
 
+#: A list or object whose JSON fits in this many characters stays on one line when a message is printed in full.
+INLINE_WIDTH = 60
+#: Consecutive members of an object whose values are plain values share a line up to this width.
+PACKED_WIDTH = 100
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _inline(value: Any) -> bool:
+    return not isinstance(value, dict | list) or not value or len(_compact(value)) <= INLINE_WIDTH
+
+
+def _pretty(value: Any, indent: str) -> str:
+    """JSON as a person would lay it out: indented, short parts on one line, plain members side by side."""
+    if _inline(value):
+        return _compact(value)
+    inner = indent + "  "
+    if isinstance(value, list):
+        return "[\n" + ",\n".join(f"{inner}{_pretty(item, inner)}" for item in value) + f"\n{indent}]"
+    lines: list[str] = []
+    packable = False  # whether the last line holds only plain members
+    for key, item in value.items():
+        member = f"{_compact(key)}: {_pretty(item, inner)}"
+        plain = not isinstance(item, dict | list)
+        if plain and packable and len(lines[-1]) + 2 + len(member) <= PACKED_WIDTH:
+            lines[-1] += f", {member}"
+            continue
+        lines.append(inner + member)
+        packable = plain
+    return "{\n" + ",\n".join(lines) + f"\n{indent}}}"
+
+
 def pretty_json(value: Any) -> str:
-    """Indented JSON as on a page; placeholders from :func:`abbreviate` print bare."""
-    return _FOLDED.sub(r"\1", json.dumps(value, indent=2, ensure_ascii=False))
+    """Indented JSON as on a page, short parts on one line; placeholders from :func:`abbreviate` print bare."""
+    return _FOLDED.sub(r"\1", _pretty(value, ""))
 
 
-def _capture_headline(number: int, wire: WireMessage, request: WireMessage | None, answers: int | None) -> str:
+def _capture_headline(
+    number: int, wire: WireMessage, request: WireMessage | None, answers: int | None
+) -> tuple[str, str]:
     if wire.method is not None:
         kind = f"{wire.kind} id={wire.id}" if wire.kind == "request" else "notification"
         text, note = f"{wire.method}  ({kind})", purpose(wire.method)
@@ -98,7 +147,7 @@ def _capture_headline(number: int, wire: WireMessage, request: WireMessage | Non
         outcome = "error" if wire.kind == "error" else "result"
         of = f"#{answers} " if answers is not None else ""
         text, note = f"{outcome} of {of}{request.method if request else '?'}  (response id={wire.id})", ""
-    return f"#{number} {ARROWS[wire.direction]}  {text}" + (f" — {note}" if note else "")
+    return f"#{number} {ARROWS[wire.direction]}  {text}", note
 
 
 def is_error(message: Any) -> bool:
@@ -111,11 +160,101 @@ def is_error(message: Any) -> bool:
 
 @dataclass(frozen=True)
 class Entry:
-    """One displayed item: a headline, a colour bar and a JSON body."""
+    """One displayed item: a headline, a colour bar and a JSON body, printed in full or folded to one line."""
 
     headline: str
     colour: str
     body: Any
+    note: str = ""
+    expanded: bool = True
+
+    @property
+    def title(self) -> str:
+        """The headline with what the method is for, as an expanded message is introduced."""
+        return self.headline + (f" — {self.note}" if self.note else "")
+
+    def folded_line(self) -> str:
+        """The headline and as much of the message's content, as compact JSON, as fits one line (no envelope)."""
+        content = self.body
+        if isinstance(content, dict) and "jsonrpc" in content:
+            content = next((content[key] for key in ("params", "result", "error") if key in content), None)
+        content = _without_envelope(content)
+        if content is None or content == {}:
+            return self.headline
+        preview = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
+        line = f"{self.headline}  {preview}"
+        return line if len(line) <= FOLDED_WIDTH else line[: FOLDED_WIDTH - 1] + "…"
+
+
+def _without_envelope(content: Any) -> Any:
+    """``content`` without the envelope's keys in its ``_meta`` (and without ``_meta`` if nothing else is left)."""
+    meta = content.get("_meta") if isinstance(content, dict) else None
+    if not isinstance(meta, dict):
+        return content
+    kept = {key: value for key, value in meta.items() if not key.startswith(ENVELOPE_PREFIX)}
+    rest = {key: value for key, value in content.items() if key != "_meta"}
+    return {**rest, "_meta": kept} if kept else rest
+
+
+class _EnvelopeSeen:
+    """The envelope keys this kernel (one lesson) has shown in full already."""
+
+    keys: ClassVar[set[str]] = set()
+
+
+def fold_envelope(message: Any, keys: set[str] | None = None) -> Any:
+    """Copy of ``message`` whose ``params._meta`` / ``result._meta`` envelope ``keys`` (default: all) are folded."""
+    if not isinstance(message, dict):
+        return message
+    folded = dict(message)
+    for part in ("params", "result"):
+        inner = folded.get(part)
+        meta = inner.get("_meta") if isinstance(inner, dict) else None
+        if not isinstance(meta, dict):
+            continue
+        hidden = [key for key in meta if key.startswith(ENVELOPE_PREFIX) and (keys is None or key in keys)]
+        if not hidden:
+            continue
+        kept = {key: value for key, value in meta.items() if key not in hidden}
+        kept[ENVELOPE_PREFIX + "…"] = _placeholder(f"{{… {_count(len(hidden), 'key')}, as shown before}}")
+        folded[part] = {**inner, "_meta": kept}
+    return folded
+
+
+def _envelope_keys(message: Any) -> set[str]:
+    keys = set()
+    for part in ("params", "result"):
+        inner = message.get(part) if isinstance(message, dict) else None
+        meta = inner.get("_meta") if isinstance(inner, dict) else None
+        if isinstance(meta, dict):
+            keys.update(key for key in meta if key.startswith(ENVELOPE_PREFIX))
+    return keys
+
+
+def _with_envelope_once(entries: list[Entry], envelope: bool) -> list[Entry]:
+    """Fold each envelope key of an expanded message once this lesson has shown it (none, with ``envelope``)."""
+    kept = []
+    for entry in entries:
+        keys = _envelope_keys(entry.body) if entry.expanded else set()
+        seen = keys & _EnvelopeSeen.keys
+        if seen and not envelope:
+            entry = Entry(entry.headline, entry.colour, fold_envelope(entry.body, seen), entry.note, True)
+        _EnvelopeSeen.keys.update(keys)
+        kept.append(entry)
+    return kept
+
+
+def _choices(expand: bool | int | str | Iterable[int | str]) -> bool | tuple[int | str, ...]:
+    """``expand`` as ``True``/``False`` or a tuple of numbers and names (one number or name alone is allowed)."""
+    if isinstance(expand, bool):
+        return expand
+    return (expand,) if isinstance(expand, int | str) else tuple(expand)
+
+
+def _expanded(choices: bool | tuple[int | str, ...], number: int, name: str | None) -> bool:
+    if isinstance(choices, bool):
+        return choices
+    return any(choice == number if isinstance(choice, int) else choice == name for choice in choices)
 
 
 class MessagesView(PlainText):
@@ -131,11 +270,14 @@ class MessagesView(PlainText):
         return pretty_json(abbreviate(entry.body, self._fold, self._max_items))
 
     def text(self) -> str:
-        """The plain-text form (what GitHub and nbval compare)."""
+        """The plain-text form (what GitHub and nbval compare): folded messages one line each."""
         blocks = [f"== {self._title} ==" if self._title else None]
         for entry in self._entries:
+            if not entry.expanded:
+                blocks.append(entry.folded_line())
+                continue
             body = "\n".join("    " + line for line in self._body(entry).splitlines())
-            blocks.append(f"{entry.headline}\n{body}")
+            blocks.append(f"{entry.title}\n{body}")
         if not self._entries:
             blocks.append("(no messages)")
         return "\n".join(block for block in blocks if block is not None)
@@ -147,10 +289,13 @@ class MessagesView(PlainText):
             parts.append(f"<p><b>{html.escape(self._title)}</b></p>")
         for entry in self._entries:
             code = highlight(self._body(entry), JsonLexer(), formatter)
+            summary_line, note = (entry.title, "") if entry.expanded else (entry.folded_line(), entry.note)
             parts.append(
-                f'<details open style="border-left: 4px solid {entry.colour}; margin: 6px 0; padding-left: 8px">'
-                f'<summary style="cursor: pointer; font-family: monospace">{html.escape(entry.headline)}</summary>'
-                f"{code}</details>"
+                f'<details{" open" if entry.expanded else ""} style="border-left: 4px solid {entry.colour}; '
+                'margin: 6px 0; padding-left: 8px">'
+                f'<summary style="cursor: pointer; font-family: monospace">{html.escape(summary_line)}</summary>'
+                + (f"<p><i>{html.escape(note)}</i></p>" if note else "")
+                + f"{code}</details>"
             )
         if not self._entries:
             parts.append("<p>(no messages)</p>")
@@ -161,17 +306,22 @@ class MessagesView(PlainText):
 def show(
     source: Any,
     *,
+    expand: bool | int | str | Iterable[int | str] = (),
     methods: Sequence[str] | None = None,
     fold: Sequence[str] = (),
     max_items: int | None = None,
     title: str | None = None,
+    envelope: bool = False,
 ) -> MessagesView:
     """Display captured messages: numbered, with direction, method, id and what each answers.
 
     ``source`` is a :class:`Capture`, a ``CaptureTransport``, one message or a
     list of them. ``methods`` keeps only those methods (and their responses).
+    Each message is one line unless ``expand`` names it: ``True`` (all), or
+    message numbers and methods (a method expands its requests and their responses).
     """
     capture = as_capture(source)
+    choices = _choices(expand)
     rows = []
     for number, wire in enumerate(capture, start=1):
         request = capture.request_for(wire) if wire.method is None else None
@@ -180,30 +330,36 @@ def show(
             continue
         answers = capture.messages.index(request) + 1 if request else None
         colour = COLOURS["error"] if is_error(wire.message) else COLOURS[wire.direction]
-        rows.append(Entry(_capture_headline(number, wire, request, answers), colour, wire.message))
-    return MessagesView(rows, fold, max_items, title)
+        headline, note = _capture_headline(number, wire, request, answers)
+        rows.append(Entry(headline, colour, wire.message, note, _expanded(choices, number, method)))
+    return MessagesView(_with_envelope_once(rows, envelope), fold, max_items, title)
 
 
 def show_trace(
     trace: Trace,
     *,
+    expand: bool | int | str | Iterable[int | str] = (),
     kinds: Sequence[str] | None = None,
     fold: Sequence[str] = (),
     max_items: int | None = None,
     title: str | None = None,
+    envelope: bool = False,
 ) -> MessagesView:
     """Display a tool-loop trace: every event between user, client, LLM and server, in time order.
 
     ``kinds`` keeps only some events (``question``, ``llm-request``, ``llm-response``,
-    ``jsonrpc``, ``answer``); numbers stay those of the whole trace.
+    ``jsonrpc``, ``answer``); numbers stay those of the whole trace. Each event is
+    one line unless ``expand`` names it: ``True``, or event numbers and kinds.
     """
+    choices = _choices(expand)
     entries = []
     for number, event in enumerate(trace, start=1):
         if kinds is not None and event.kind not in kinds:
             continue
         colour = COLOURS["error"] if is_error(event.payload) else ACTOR_COLOURS[event.sender]
-        entries.append(Entry(f"#{number} {event.sender} → {event.receiver}  {event.label}", colour, event.payload))
-    return MessagesView(entries, fold, max_items, title)
+        headline = f"#{number} {event.sender} → {event.receiver}  {event.label}"
+        entries.append(Entry(headline, colour, event.payload, expanded=_expanded(choices, number, event.kind)))
+    return MessagesView(_with_envelope_once(entries, envelope), fold, max_items, title)
 
 
 @dataclass(frozen=True, repr=False)
