@@ -180,13 +180,13 @@ def rendered_lines(output: dict) -> list[str] | None:
     if kind == "error":
         return list(output.get("traceback", []))
     data = output.get("data", {})
+    if any(kind.startswith("image/") for kind in data):  # its text/plain is only "<Figure size …>"
+        return None
     if "text/plain" in data:
         return _joined(data["text/plain"]).rstrip("\n").splitlines()
     if "text/html" in data:
         text = TAG.sub("", BLOCK_TAGS.sub("\n", _joined(data["text/html"])))
         return [line for line in html.unescape(text).splitlines() if line.strip()]
-    if any(kind.startswith("image/") for kind in data):
-        return None
     return []
 
 

@@ -113,8 +113,13 @@ def test_what_is_not_owner_slash_name_is_refused_before_any_request(run, replay,
 @pytest.mark.parametrize(
     ("status", "headers", "message", "expected"),
     [
-        (403, {}, "You have exceeded a secondary rate limit.", "secondary rate limit (403): wait at least a minute"),
-        (429, {}, "", "secondary rate limit (429): wait at least a minute"),
+        (
+            403,
+            {},
+            "You have exceeded a secondary rate limit.",
+            "secondary rate limit (403: too many requests in a short time): wait at least a minute",
+        ),
+        (429, {}, "", "secondary rate limit (429: too many requests in a short time): wait at least a minute"),
         (403, {"retry-after": "7"}, "", "wait 7 seconds"),
         (403, {}, "Resource not accessible by integration", "forbids reading 'o/r' (403): Resource not accessible"),
     ],

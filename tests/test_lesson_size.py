@@ -86,9 +86,13 @@ def test_a_tall_folded_view_and_long_prose_are_over(sizes, tmp_path: Path) -> No
     ]
     html_only = code("HTML(...)")
     html_only.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<tr><td>1</td></tr>" * 3})]
-    path = _lesson(tmp_path, [md("# 99\n\n" + "word " * 1_900), tall, html_only])
+    figure = code("plot()")  # an image is read as IMAGE_LINES, whatever its text/plain says
+    figure.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBOR", "text/plain": "<Figure size 900x450>"})
+    ]
+    path = _lesson(tmp_path, [md("# 99\n\n" + "word " * 1_900), tall, html_only, figure])
     size = sizes.measure(path)
-    assert size.core.output_lines == 26 + 3
+    assert size.core.output_lines == 26 + 3 + sizes.IMAGE_LINES
     assert "cell 0 output 26 lines > 25" in size.over_budget()
     assert "core prose 1,902 words > 1,800" in size.over_budget()
 

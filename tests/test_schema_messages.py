@@ -116,6 +116,7 @@ CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
     ("09", "l09-12"): (LEGACY, 'legacy_elicit: teaching_client(..., mode="legacy") in l09-11'),
     ("09", "l09-28"): (LEGACY, 'teaching_client(legacy_sample, mode="legacy")'),
     ("09", "l09-32"): (LEGACY, 'teaching_client(legacy_roots, mode="legacy")'),
+    ("09", "l09-37"): (MODERN, "progress_capture: teaching_client(progress_capture, progress_handler=...), mode auto"),
     ("09", "l09-39"): (MODERN, 'shows cancelled["auto"]'),
     ("09", "l09-43"): (LEGACY, 'shows logged["legacy"] (logging/setLevel is handshake-era only)'),
     ("09", "l09-47"): (MODERN, "teaching_client(modern_change): mode auto, subscriptions/listen"),

@@ -9,11 +9,11 @@ What a real server's tool meets that a calculator does not, each with the answer
 - 404: no such repository, or a private one (GitHub answers 404, not 403, to hide it). 401: "Bad credentials".
   301: the repository was renamed or moved; the client follows it (docs.github.com/en/rest/using-the-rest-api/
   best-practices-for-using-the-rest-api, "Follow redirects").
-- 403 or 429 with ``x-ratelimit-remaining: 0``: the primary rate limit is used up until ``x-ratelimit-reset``
-  (UTC epoch seconds); 60 requests an hour without a token, 5,000 with a personal access token. 403 or 429 with
-  ``retry-after``: a secondary rate limit, wait that many seconds; a 429, or a 403 whose message says "secondary
-  rate limit", with neither header: wait at least a minute (docs.github.com/en/rest/using-the-rest-api/
-  rate-limits-for-the-rest-api, "Exceeding the rate limit").
+- 403 or 429 rate-limited: the wait in GitHub's order, ``retry-after`` seconds first, then until
+  ``x-ratelimit-reset`` (UTC epoch seconds) when ``x-ratelimit-remaining`` is ``0``, else at least a minute
+  (docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api, "Rate limit errors"). The primary
+  limit (60 requests an hour without a token, 5,000 with a personal access token) always sends remaining ``0``; a
+  secondary limit says so in its message and may send either header, so remaining ``0`` alone does not say which.
 - The server's own limit on calls of the tool (2026-07-28, server/tools, Security Considerations: servers MUST
   "Rate limit tool invocations"); free text from GitHub is cut to a length a model's context can afford.
 - A timeout, so a slow network cannot hang the tool; when GitHub cannot be reached at all, a stored answer from
@@ -79,28 +79,35 @@ def repository_path(repository: str) -> str:
 
 def github_error(response: httpx2.Response, repository: str) -> ToolError:
     """What GitHub's refusal means and what to do next, in words a model can act on."""
-    status, headers = response.status_code, response.headers
+    status, headers, message = response.status_code, response.headers, github_message(response)
     if status == 404:
         return ToolError(f"GitHub has no public repository {repository!r} (404): check the spelling of owner and name.")
     if status == 401:
         return ToolError(f"GitHub refused the token in {TOKEN_VARIABLE} (401 Bad credentials): fix it or unset it.")
-    if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
-        reset = datetime.fromtimestamp(int(headers.get("x-ratelimit-reset", "0")), UTC)
-        return ToolError(
-            f"GitHub's rate limit of {headers.get('x-ratelimit-limit', '?')} requests an hour is used up ({status}); "
-            f"it resets at {reset:%Y-%m-%d %H:%M} UTC. Try again then, or set {TOKEN_VARIABLE}: a personal access "
-            "token raises the limit from 60 to 5,000 requests an hour."
-        )
-    if status in (403, 429) and "retry-after" in headers:
-        return ToolError(
-            f"GitHub's secondary rate limit ({status}: too many requests in a short time): "
-            f"wait {headers['retry-after']} seconds before calling again."
-        )
-    if status == 429 or (status == 403 and "secondary rate limit" in github_message(response).lower()):
-        return ToolError(f"GitHub's secondary rate limit ({status}): wait at least a minute before calling again.")
+    limited = "retry-after" in headers or headers.get("x-ratelimit-remaining") == "0" or "rate limit" in message.lower()
+    if status == 429 or (status == 403 and limited):
+        return rate_limit_error(status, headers, message)
     if status == 403:
-        return ToolError(f"GitHub forbids reading {repository!r} (403): {github_message(response)}")
-    return ToolError(f"GitHub answered {status} for {repository!r}: {github_message(response)}")
+        return ToolError(f"GitHub forbids reading {repository!r} (403): {message}")
+    return ToolError(f"GitHub answered {status} for {repository!r}: {message}")
+
+
+def rate_limit_error(status: int, headers: httpx2.Headers, message: str) -> ToolError:
+    """A rate limit: which one, and how long to wait, in GitHub's order (retry-after, then the reset, then a minute)."""
+    used_up = headers.get("x-ratelimit-remaining") == "0"
+    if used_up and "secondary rate limit" not in message.lower():  # the hourly quota
+        limit = f"GitHub's rate limit of {headers.get('x-ratelimit-limit', '?')} requests an hour is used up ({status})"
+    else:  # the hourly quota always says remaining 0; a secondary limit may, and says so in its message
+        limit = f"GitHub's secondary rate limit ({status}: too many requests in a short time)"
+    if "retry-after" in headers:
+        return ToolError(f"{limit}: wait {headers['retry-after']} seconds before calling again.")
+    if used_up:
+        reset = datetime.fromtimestamp(int(headers.get("x-ratelimit-reset", "0")), UTC)
+        token = f", or set {TOKEN_VARIABLE}: a personal access token raises the limit from 60 to 5,000 requests an hour"
+        if headers.get("x-ratelimit-limit") != "60":  # 60 an hour is GitHub's limit without a token
+            token = ""
+        return ToolError(f"{limit}; it resets at {reset:%Y-%m-%d %H:%M} UTC. Try again then{token}.")
+    return ToolError(f"{limit}: wait at least a minute before calling again.")
 
 
 def add_github_tool(
