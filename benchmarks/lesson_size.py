@@ -1,6 +1,6 @@
 """Lesson size: how long a lesson takes a reader, computed from what they read, and how tall its outputs are.
 
-Rules (the budget's definitions), applied to the tour ``notebooks/tour.ipynb`` and the solved lessons
+Rules (the budget's definitions), applied to the tour ``notebooks/solutions/tour.ipynb`` and the solved lessons
 ``notebooks/solutions/NN_*.ipynb``:
 
 - The **optional part** of a lesson starts at a markdown heading ``## Going deeper (optional)`` and runs to the next
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is exceeded")
     parser.add_argument("notebooks", nargs="*", type=Path, help="solved lessons (default: all)")
     arguments = parser.parse_args(argv)
-    paths = arguments.notebooks or [SOLUTIONS.parent / "tour.ipynb", *sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb"))]
+    paths = arguments.notebooks or [SOLUTIONS / "tour.ipynb", *sorted(SOLUTIONS.glob("[0-9][0-9]_*.ipynb"))]
     columns = ("lesson", "prose", "code", "output", "cites", "sources", "core min", "ex.words", "ex. min", "stated")
     widths = (24, 7, 6, 8, 7, 9, 10, 10, 9, 9)
     print(_row(columns, widths))

@@ -22,11 +22,19 @@ from mcp_teach.exercises.student_copy import student_notebook
 
 NOTEBOOKS = Path("notebooks")
 SOLUTIONS = NOTEBOOKS / "solutions"
+#: The short tour before the lessons: no exercises, so its blank copy is the same notebook.
+TOUR = "tour.ipynb"
 
 
 def lesson_notebooks(folder: Path = NOTEBOOKS) -> list[Path]:
     """The numbered lesson notebooks of ``folder`` in reading order (default: the blank lessons)."""
     return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+
+
+def course_notebooks(folder: Path = SOLUTIONS) -> list[Path]:
+    """The tour (when ``folder`` has it) and the lessons: what the build and ``execute-notebooks`` go through."""
+    tour = folder / TOUR
+    return [tour, *lesson_notebooks(folder)] if tour.is_file() else lesson_notebooks(folder)
 
 
 def execute_notebook(path: Path, timeout: int = 600) -> None:
@@ -50,7 +58,7 @@ def built_lessons(sources: list[Path] | None = None) -> dict[Path, str]:
     ``sources``: solved lessons (default: all of ``notebooks/solutions/``).
     """
     files: dict[Path, str] = {}
-    for source in lesson_notebooks(SOLUTIONS) if sources is None else sources:
+    for source in course_notebooks(SOLUTIONS) if sources is None else sources:
         solved = with_nbgrader_metadata(nbformat.read(source, as_version=4))
         blank, _ = student_notebook(solved)
         files[source] = nbformat.writes(solved) + "\n"

@@ -78,9 +78,9 @@ def lessons(args: argparse.Namespace) -> int:
 
 def execute_notebooks(args: argparse.Namespace) -> int:
     """Re-run the solved lessons in fresh kernels, save their outputs, and rebuild the blank lessons."""
-    from mcp_teach.authoring import SOLUTIONS, execute_notebook, lesson_notebooks
+    from mcp_teach.authoring import SOLUTIONS, course_notebooks, execute_notebook
 
-    for path in args.notebooks or lesson_notebooks(SOLUTIONS):
+    for path in args.notebooks or course_notebooks(SOLUTIONS):
         print(f"executing {path} ...", file=sys.stderr, flush=True)
         execute_notebook(path)
     return build(args)

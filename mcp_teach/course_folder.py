@@ -21,7 +21,7 @@ PACKAGE = Path(mcp_teach.__file__).parent
 #: Where the lessons are: in an installed wheel, then in a clone (the repository's own folder).
 SOURCES = (PACKAGE / "notebooks", PACKAGE.parent / "notebooks")
 LESSONS = "[0-9][0-9]_*.ipynb"
-#: The short tour that comes before the lessons (it has no exercises, so no solved copy).
+#: The short tour that comes before the lessons (beside them, and its solved copy in ``solutions/``).
 TOUR = "tour.ipynb"
 SOLUTIONS = "solutions"
 MANIFEST = ".mcp-teach-course.json"
@@ -46,8 +46,8 @@ def course_source(sources: tuple[Path, ...] = SOURCES) -> Path:
 
 def course_files(source: Path) -> dict[str, Path]:
     """Every file of the course by its name in the folder (``tour.ipynb``, ``00_setup.ipynb``, ``solutions/…``)."""
-    tour = [source / TOUR] if (source / TOUR).is_file() else []
-    found = [*tour, *sorted(source.glob(LESSONS)), *sorted((source / SOLUTIONS).glob(LESSONS))]
+    tours = [path for path in (source / TOUR, source / SOLUTIONS / TOUR) if path.is_file()]
+    found = [*tours[:1], *sorted(source.glob(LESSONS)), *tours[1:], *sorted((source / SOLUTIONS).glob(LESSONS))]
     return {path.relative_to(source).as_posix(): path for path in found}
 
 

@@ -41,7 +41,7 @@ def test_the_course_is_every_numbered_lesson_and_its_solved_copy():
     files = course_files(course_source())
     lessons = sorted(path.name for path in REPOSITORY_LESSONS.glob("[0-9][0-9]_*.ipynb"))
     assert [name for name in files if "/" not in name] == ["tour.ipynb", *lessons]
-    assert [name for name in files if "/" in name] == [f"solutions/{name}" for name in lessons]
+    assert [name for name in files if "/" in name] == [f"solutions/{name}" for name in ["tour.ipynb", *lessons]]
 
 
 def test_lessons_copies_the_course_and_a_second_run_has_nothing_to_do(tmp_path):

@@ -22,9 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 HOME = PYPROJECT["project"]["urls"]["Homepage"]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-LESSONS = [ROOT / "notebooks" / "tour.ipynb", *sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))] + sorted(
-    (ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb")
-)
+BLANK, SOLVED = ROOT / "notebooks", ROOT / "notebooks" / "solutions"
+LESSONS = [folder / "tour.ipynb" for folder in (BLANK, SOLVED)]
+LESSONS += [*sorted(BLANK.glob("[0-9][0-9]_*.ipynb")), *sorted(SOLVED.glob("[0-9][0-9]_*.ipynb"))]
 #: The first code cell of every lesson, solved and blank.
 INSTALL_CELL = f"""\
 # Colab or another hosted Jupyter: install the course from its home first (where it is installed, this does nothing)

@@ -12,7 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks" / "lesson_size.py"
 SOLVED = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
-TOUR = ROOT / "notebooks" / "tour.ipynb"
+TOUR = ROOT / "notebooks" / "solutions" / "tour.ipynb"
 
 
 @pytest.fixture(scope="module")

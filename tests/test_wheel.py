@@ -51,6 +51,7 @@ def wheel(tmp_path_factory) -> Path:
 
 def repository_lessons() -> list[str]:
     found = [REPOSITORY / "notebooks" / "tour.ipynb", *(REPOSITORY / "notebooks").glob("[0-9][0-9]_*.ipynb")]
+    found += [REPOSITORY / "notebooks" / "solutions" / "tour.ipynb"]
     found += (REPOSITORY / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb")
     return sorted(path.relative_to(REPOSITORY / "notebooks").as_posix() for path in found)
 
