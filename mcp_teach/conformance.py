@@ -467,7 +467,12 @@ def add_conformance_parser(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
         "conformance", help="run the official MCP conformance suite against a course server (needs Node 22+)"
     )
-    parser.add_argument("--server", choices=SERVER_NAMES, default=DEFAULT_SERVER, help="which course server")
+    parser.add_argument(
+        "--server",
+        choices=SERVER_NAMES,
+        default=DEFAULT_SERVER,
+        help=f"which course server to judge (default: {DEFAULT_SERVER}; lesson 13's own is capstone)",
+    )
     parser.add_argument("--requirements", choices=REVISIONS, default="2026-07-28", help="the spec revision")
     parser.add_argument("--scenario", action="append", default=[], help="run only this scenario (repeatable)")
     parser.add_argument("--timeout", type=float, default=TIMEOUT, help=f"seconds for the whole run ({TIMEOUT:g})")

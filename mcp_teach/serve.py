@@ -25,13 +25,14 @@ from mcp_teach.transports.foreground import run_server
 from mcp_teach.transports.options import check_class_mode
 
 
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options shared by ``mcp-teach serve`` and ``python -m mcp_teach.serve``."""
+def add_serve_arguments(parser: argparse.ArgumentParser, server: str = DEFAULT_SERVER) -> None:
+    """The options shared by ``mcp-teach serve``, ``python -m mcp_teach.serve`` and ``mcp-teach-capstone``, whose
+    ``--server`` defaults to ``server`` (and whose help says so)."""
     parser.add_argument(
         "--server",
         choices=SERVER_NAMES,
-        default=DEFAULT_SERVER,
-        help=f"which course server to run (default: {DEFAULT_SERVER}; knowledge: documents, resources and prompts)",
+        default=server,
+        help=f"which course server to run (default: {server}; knowledge: documents, resources and prompts)",
     )
     parser.add_argument("--transport", choices=TRANSPORTS, help="how clients connect (default: MCP_TRANSPORT or stdio)")
     parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
@@ -121,8 +122,7 @@ def capstone_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mcp-teach-capstone``, what a host or ``uvx`` starts: the capstone server, over stdio unless
     ``--transport`` says otherwise (the options are ``mcp-teach serve``'s)."""
     parser = argparse.ArgumentParser(prog="mcp-teach-capstone", description="Run the course's capstone MCP server.")
-    add_serve_arguments(parser)
-    parser.set_defaults(server="capstone")
+    add_serve_arguments(parser, server="capstone")
     return run_reporting_errors(serve, parser.parse_args(argv))
 
 

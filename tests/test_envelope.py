@@ -48,6 +48,17 @@ def test_a_bare_stdio_request_is_told_both_ways_to_fix_it_and_the_connection_sta
     assert stdio_peer.add(2) == 3.0
 
 
+def test_after_a_2026_request_a_bare_one_is_not_offered_the_handshake_the_sdk_would_refuse(stdio_peer):
+    assert stdio_peer.add(2) == 3.0  # a complete 2026-07-28 request: the SDK now answers initialize with -32022
+    stdio_peer.send_message(BARE_LIST)
+    error = stdio_peer.next_message()["error"]
+    assert error["code"] == -32602
+    assert '"io.modelcontextprotocol/protocolVersion": "2026-07-28"' in error["message"]
+    assert "initialize" not in error["message"]
+    stdio_peer.send_message(INITIALIZE)
+    assert stdio_peer.next_message()["error"]["code"] == -32022  # what that advice would have led to
+
+
 def test_a_bare_server_discover_is_not_called_an_unknown_method(stdio_peer):
     stdio_peer.send_message({"jsonrpc": "2.0", "id": 1, "method": "server/discover"})
     error = stdio_peer.next_message()["error"]

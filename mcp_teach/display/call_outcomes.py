@@ -15,6 +15,7 @@ from fastmcp.exceptions import ToolError
 from mcp import MCPError
 
 from mcp_teach.display.glossary import ERROR_CODES, code_range
+from mcp_teach.wire.local_errors import local_error
 
 _MISSING = object()
 
@@ -63,13 +64,18 @@ async def attempt(awaitable: Awaitable[Any]) -> Any:
 
 
 def explain(outcome: Any, *, brief: bool = False) -> str:
-    """One line saying what a ``fastmcp.Client`` call gave back: a result, a ``ToolError`` or an ``MCPError``.
+    """One line saying what a ``fastmcp.Client`` call gave back: a result, a ``ToolError`` or an ``MCPError`` (said
+    to be the mcp SDK's own for a timeout or a closed connection: :func:`mcp_teach.wire.local_errors.local_error`).
 
     ``outcome`` is what :func:`attempt` returns: a ``CallToolResult`` (from
     ``call_tool`` or ``call_tool_mcp``) or an exception. ``brief=True`` gives a
     short form for table cells.
     """
     if isinstance(outcome, MCPError):
+        if meaning := local_error(outcome):  # raised by the mcp SDK in this process: no server sent it
+            if brief:
+                return f"MCPError {outcome.code} (local): {meaning}"
+            return f"raised MCPError {outcome.code}, a local error of the mcp SDK, not the server's answer: {meaning}"
         if brief:
             return f"MCPError {outcome.code}: {one_line(outcome.message)}"
         name = code_name(outcome.code) or code_range(outcome.code)

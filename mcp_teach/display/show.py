@@ -39,8 +39,12 @@ COLOURS = {CLIENT_TO_SERVER: "#1f6feb", "server->client": "#1a7f37", "error": "#
 ACTOR_COLOURS = {"user": "#8250df", "client": "#1f6feb", "llm": "#bc4c00", "server": "#1a7f37"}
 #: Widest folded line, in characters (a lesson's output stays under 120).
 FOLDED_WIDTH = 116
-#: Keys of the 2026-07-28 ``_meta`` envelope.
 ENVELOPE_PREFIX = "io.modelcontextprotocol/"
+#: The 2026-07-28 ``_meta`` envelope: the per-request and per-response protocol fields (basic/index, ``_meta``),
+#: the same on every message of a session. Other ``io.modelcontextprotocol/`` keys (a ``subscriptionId``) are shown.
+ENVELOPE_KEYS = frozenset(
+    ENVELOPE_PREFIX + name for name in ("protocolVersion", "clientInfo", "clientCapabilities", "logLevel", "serverInfo")
+)
 _FOLD = "\u2063fold\u2063"  # marks a placeholder string that prints without quotes
 _FOLDED = re.compile(r'"\u2063fold\u2063(.*?)"')
 
@@ -191,15 +195,15 @@ def _without_envelope(content: Any) -> Any:
     meta = content.get("_meta") if isinstance(content, dict) else None
     if not isinstance(meta, dict):
         return content
-    kept = {key: value for key, value in meta.items() if not key.startswith(ENVELOPE_PREFIX)}
+    kept = {key: value for key, value in meta.items() if key not in ENVELOPE_KEYS}
     rest = {key: value for key, value in content.items() if key != "_meta"}
     return {**rest, "_meta": kept} if kept else rest
 
 
 class _EnvelopeSeen:
-    """The envelope keys this kernel (one lesson) has shown in full already."""
+    """The envelope's keys this kernel (one lesson) has shown in full, with the value shown."""
 
-    keys: ClassVar[set[str]] = set()
+    values: ClassVar[dict[str, Any]] = {}
 
 
 def fold_envelope(message: Any, keys: set[str] | None = None) -> Any:
@@ -212,34 +216,36 @@ def fold_envelope(message: Any, keys: set[str] | None = None) -> Any:
         meta = inner.get("_meta") if isinstance(inner, dict) else None
         if not isinstance(meta, dict):
             continue
-        hidden = [key for key in meta if key.startswith(ENVELOPE_PREFIX) and (keys is None or key in keys)]
+        hidden = [key for key in meta if key in ENVELOPE_KEYS and (keys is None or key in keys)]
         if not hidden:
             continue
         kept = {key: value for key, value in meta.items() if key not in hidden}
-        kept[ENVELOPE_PREFIX + "…"] = _placeholder(f"{{… {_count(len(hidden), 'key')}, as shown before}}")
+        names = ", ".join(key.removeprefix(ENVELOPE_PREFIX) for key in hidden)
+        kept[ENVELOPE_PREFIX + "…"] = _placeholder(f"(as shown before: {names})")
         folded[part] = {**inner, "_meta": kept}
     return folded
 
 
-def _envelope_keys(message: Any) -> set[str]:
-    keys = set()
+def _envelope(message: Any) -> dict[str, Any]:
+    """The envelope's keys in the message's ``params._meta`` and ``result._meta``, with their values."""
+    found = {}
     for part in ("params", "result"):
         inner = message.get(part) if isinstance(message, dict) else None
         meta = inner.get("_meta") if isinstance(inner, dict) else None
         if isinstance(meta, dict):
-            keys.update(key for key in meta if key.startswith(ENVELOPE_PREFIX))
-    return keys
+            found.update({key: value for key, value in meta.items() if key in ENVELOPE_KEYS})
+    return found
 
 
 def _with_envelope_once(entries: list[Entry], envelope: bool) -> list[Entry]:
-    """Fold each envelope key of an expanded message once this lesson has shown it (none, with ``envelope``)."""
+    """Fold each envelope key an expanded message repeats with the value shown before (none, with ``envelope``)."""
     kept = []
     for entry in entries:
-        keys = _envelope_keys(entry.body) if entry.expanded else set()
-        seen = keys & _EnvelopeSeen.keys
-        if seen and not envelope:
-            entry = Entry(entry.headline, entry.colour, fold_envelope(entry.body, seen), entry.note, True)
-        _EnvelopeSeen.keys.update(keys)
+        found = _envelope(entry.body) if entry.expanded else {}
+        repeated = {key for key, value in found.items() if _EnvelopeSeen.values.get(key, found) == value}
+        if repeated and not envelope:
+            entry = Entry(entry.headline, entry.colour, fold_envelope(entry.body, repeated), entry.note, True)
+        _EnvelopeSeen.values.update(found)
         kept.append(entry)
     return kept
 

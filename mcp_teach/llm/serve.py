@@ -10,12 +10,21 @@ import contextlib
 import sys
 
 import uvicorn
+from starlette.types import ASGIApp
 
 from mcp_teach.config import LOOPBACK
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.transports.foreground import stop_on_sigterm
+from mcp_teach.transports.http_app import host_origin_guard
 from mcp_teach.transports.sockets import bind_socket, server_url
+
+
+def model_app(host: str = LOOPBACK, api_key: str | None = None) -> ASGIApp:
+    """The endpoint as served over HTTP: behind the course servers' Host/Origin guard for ``host`` (an invalid
+    ``Origin`` gets 403, a foreign ``Host`` 421), so a web page cannot drive it through DNS rebinding. In-process
+    use (``httpx2.ASGITransport``) has no network to guard and takes :func:`create_app` as it is."""
+    return host_origin_guard(create_app(api_key), host)
 
 
 def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None = None) -> None:
@@ -32,6 +41,6 @@ def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None
         flush=True,
     )
     stop_on_sigterm()
-    config = uvicorn.Config(create_app(api_key), log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(model_app(host, api_key), log_level="warning", access_log=False, lifespan="off")
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])

@@ -59,8 +59,12 @@ def _envelope_example() -> str:
     return f'"_meta": {{"{PROTOCOL_VERSION_KEY}": "{MODERN}", "{CLIENT_CAPABILITIES_KEY}": {{}}}}'
 
 
-def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool) -> Rejected | None:
-    """The error for a stdio request with an incomplete envelope and no handshake before it, else None."""
+def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool, modern_seen: bool = False) -> Rejected | None:
+    """The error for a stdio request with an incomplete envelope and no handshake before it, else None.
+
+    ``modern_seen``: the connection already served a 2026-07-28 request, so a handshake would be refused (the
+    mcp SDK answers ``initialize`` there with -32022): the error then offers only the envelope.
+    """
     if handshake_seen or request.method in NO_ERA_NEEDED:
         return None
     missing = missing_envelope_keys(request.params)
@@ -71,10 +75,13 @@ def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool) -> Reject
         if len(missing) == len(ENVELOPE_KEYS)
         else f"no {' and no '.join(missing)} in _meta"
     )
-    message = (
-        f"Invalid params: {request.method} has {has}. Either add "
-        f"{_envelope_example()} to params (2026-07-28: every request carries both keys), {HANDSHAKE_FIX}."
+    add = f"add {_envelope_example()} to params"
+    fix = (
+        f"Add {_envelope_example()} to params (this connection speaks 2026-07-28: every request carries both keys)."
+        if modern_seen
+        else f"Either {add} (2026-07-28: every request carries both keys), {HANDSHAKE_FIX}."
     )
+    message = f"Invalid params: {request.method} has {has}. {fix}"
     return _refused(request.id, types.INVALID_PARAMS, message, missing)
 
 

@@ -9,7 +9,8 @@ from fastmcp import FastMCP
 from fastmcp.server.http import HostOriginGuardMiddleware
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_teach.servers.student_tokens import INSTRUCTOR
 from mcp_teach.transports.class_token import ClassTokenMiddleware
@@ -27,11 +28,11 @@ REMEMBERED_PASSES = 64
 def allowed_hosts(host: str) -> list[str] | None:
     """The ``Host`` headers a server bound to ``host`` accepts (fastmcp's guard; None: any).
 
-    A server bound to one address answers requests for that address (and, on
-    loopback, for ``localhost``); anything else is a DNS-rebinding attempt
-    and gets 421. A server on every interface (``0.0.0.0``, ``::``) is reached
-    by whatever IP or name the students use, which it cannot know: it accepts
-    any ``Host`` except on loopback connections, which fastmcp still checks.
+    A server bound to one address answers requests for that address (and, on loopback, for ``localhost``);
+    anything else is a DNS-rebinding attempt and gets 421 (403 if it also carries a foreign ``Origin``: see
+    :class:`RememberedHostOriginGuard`). A server on every interface (``0.0.0.0``, ``::``) is reached by whatever
+    IP or name the students use, which it cannot know: it accepts any ``Host`` except on loopback connections,
+    which fastmcp still checks.
     Protect such a server with a class token.
     """
     return None if host in WILDCARD_HOSTS else [host]
@@ -48,30 +49,87 @@ def _guard_inputs(scope: Scope) -> tuple[object, ...]:
     return host, origin, scope.get("server"), scope.get("scheme")
 
 
-class RememberedHostOriginGuard:
-    """fastmcp's Host/Origin guard, with the settings fastmcp gave it, asked once per :func:`_guard_inputs`.
+#: What each refusal says (fastmcp's words).
+REFUSALS = {403: "Forbidden Origin", 421: "Misdirected Request"}
 
-    Its answer depends on those inputs and its settings only, and a class sends the same few all lesson
+
+async def _let_through(scope: Scope, receive: Receive, send: Send) -> None:
+    """The app behind the guard when it is only asked: a request it lets through is answered by nobody."""
+
+
+def _reached_as(scope: Scope) -> Scope | None:
+    """``scope`` with its ``Host`` replaced by the address the connection reached (None if the server has none)."""
+    server = scope.get("server")
+    if not server:
+        return None
+    address, port = server[0], server[1]
+    host = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+    headers = [(name, value) for name, value in scope["headers"] if name != b"host"]
+    return {**scope, "headers": [(b"host", host.encode("latin-1")), *headers]}
+
+
+class RememberedHostOriginGuard:
+    """fastmcp's Host/Origin guard, with the settings fastmcp gave it, asked once per :func:`_guard_inputs`, and an
+    invalid ``Origin`` answered 403 before the ``Host`` is judged.
+
+    fastmcp checks ``Host`` first and answers a bad one 421 whatever the ``Origin``; a DNS-rebinding page sends
+    both a foreign ``Host`` and its own foreign ``Origin``, and "If the `Origin` header is present and invalid,
+    servers MUST respond with HTTP 403 Forbidden" (2026-07-28 and 2025-11-25, streamable HTTP, Security). So a
+    request fastmcp answers 421 that carries an ``Origin`` is asked again with the ``Host`` the connection really
+    reached (the server's own address): if fastmcp refuses that ``Origin`` even then, the answer is 403. A bad
+    ``Host`` without an ``Origin`` (or with one the server accepts) still gets 421; every other answer is fastmcp's.
+
+    fastmcp's answer depends on those inputs and its settings only, and a class sends the same few all lesson
     long; asking it every time (urlsplit, ipaddress, fnmatch) cost 2 % of a ``tools/call``. Only passes
     are remembered, at most :data:`REMEMBERED_PASSES` (varied Host headers cannot grow memory): a refused
-    request is refused by fastmcp each time.
+    request is judged each time.
     """
 
     def __init__(self, app: ASGIApp, options: dict[str, object]) -> None:
         self.app = app
-        self._ask = HostOriginGuardMiddleware(self._passed, **options)
+        self._ask = HostOriginGuardMiddleware(_let_through, **options)
         self._passes: set[tuple[object, ...]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and _guard_inputs(scope) not in self._passes:
-            await self._ask(scope, receive, send)
-        else:  # fastmcp's guard lets anything but HTTP requests through, too
+        if scope["type"] != "http":  # fastmcp's guard lets anything but HTTP requests through, too
             await self.app(scope, receive, send)
+            return
+        inputs = _guard_inputs(scope)
+        if inputs in self._passes:
+            await self.app(scope, receive, send)
+            return
+        status = await self._status(scope)
+        if status == 421 and inputs[1] is not None and (reached := _reached_as(scope)) is not None:
+            status = 403 if await self._status(reached) == 403 else 421
+        if status == 200:
+            if len(self._passes) < REMEMBERED_PASSES:
+                self._passes.add(inputs)
+            await self.app(scope, receive, send)
+        else:
+            await Response(REFUSALS.get(status, "Forbidden"), status_code=status)(scope, receive, send)
 
-    async def _passed(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and len(self._passes) < REMEMBERED_PASSES:
-            self._passes.add(_guard_inputs(scope))
-        await self.app(scope, receive, send)
+    async def _status(self, scope: Scope) -> int:
+        """What fastmcp's guard answers ``scope``: its refusal's status, or 200 if it lets the request through."""
+        answered = [200]
+
+        async def note(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                answered[0] = message["status"]
+
+        await self._ask(scope, _nothing_to_receive, note)
+        return answered[0]
+
+
+async def _nothing_to_receive() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def host_origin_guard(app: ASGIApp, host: str) -> RememberedHostOriginGuard:
+    """``app`` behind the guard the course's MCP servers have, for a server bound to ``host`` (see
+    :func:`allowed_hosts`): for the HTTP services that are not fastmcp apps (the tap, the offline model)."""
+    return RememberedHostOriginGuard(
+        app, {"allowed_hosts": allowed_hosts(host), "allowed_origins": None, "mode": "auto"}
+    )
 
 
 def _remember_host_origin_answers(app: Starlette) -> None:

@@ -35,7 +35,7 @@ from fastmcp import FastMCP
 from fastmcp.server.context import reset_transport, set_transport
 from mcp.shared.message import SessionMessage
 
-from mcp_teach.transports.envelope import stdio_refusal
+from mcp_teach.transports.envelope import missing_envelope_keys, stdio_refusal
 from mcp_teach.transports.frames import MAX_MESSAGE_BYTES, Rejected, check_frame, is_misplaced_notification, too_large
 
 logger = logging.getLogger(__name__)
@@ -107,6 +107,27 @@ class _PendingRequests:
             logger.warning("stdin closed; gave up waiting for %d unanswered request(s)", len(self._ids))
 
 
+@dataclass
+class LineReader:
+    """What this server does with each line before fastmcp's server sees it: the message, or the refusal to send
+    back (a line that is no JSON-RPC message, :mod:`~mcp_teach.transports.frames`; a request that belongs to
+    neither era, :func:`~mcp_teach.transports.envelope.stdio_refusal`). One per connection: it remembers whether
+    the handshake came, or a 2026-07-28 request. :class:`~mcp_teach.wire.raw_memory.RawMemoryServer` reads its
+    lines with it too, so a line gets the same answer in memory as over a stdio pipe."""
+
+    handshake_seen: bool = False
+    modern_seen: bool = False
+
+    def read(self, line: bytes | OversizedLine) -> Rejected | types.JSONRPCMessage:
+        checked = too_large(line.size) if isinstance(line, OversizedLine) else check_frame(line)
+        if isinstance(checked, types.JSONRPCRequest):
+            if refusal := stdio_refusal(checked, self.handshake_seen, self.modern_seen):
+                return refusal
+            self.handshake_seen = self.handshake_seen or checked.method == "initialize"
+            self.modern_seen = self.modern_seen or not (self.handshake_seen or missing_envelope_keys(checked.params))
+        return checked
+
+
 def _feed_lines(
     read: Callable[[int], bytes], send: MemoryObjectSendStream, token: anyio.lowlevel.EventLoopToken
 ) -> None:
@@ -129,20 +150,16 @@ async def _read_requests(
     pending: _PendingRequests,
 ) -> None:
     """Pass readable messages to the server, answer unreadable ones, and at EOF wait for pending answers."""
-    handshake_seen = False
+    reader = LineReader()
     async with to_server, replies, lines:
         async for line in lines:
             if line == b"":
                 continue  # a blank line between messages
-            checked = too_large(line.size) if isinstance(line, OversizedLine) else check_frame(line)
+            checked = reader.read(line)
             if isinstance(checked, Rejected):
                 await replies.send(SessionMessage(checked.reply))
                 continue
             if isinstance(checked, types.JSONRPCRequest):
-                if refusal := stdio_refusal(checked, handshake_seen):
-                    await replies.send(SessionMessage(refusal.reply))
-                    continue
-                handshake_seen = handshake_seen or checked.method == "initialize"
                 pending.add(checked.id)
             elif isinstance(checked, types.JSONRPCNotification) and checked.method == "notifications/cancelled":
                 pending.answered((checked.params or {}).get("requestId"))  # a cancelled request gets no answer

@@ -5,7 +5,9 @@ to the upstream's origin with the same method, path, query, headers and body, an
 (status, headers, body) is passed back as it arrives: a ``text/event-stream`` response is relayed
 chunk by chunk, so streamed progress and server requests reach the host as promptly as they would
 directly. Only ``Host`` is set to the upstream's, and hop-by-hop headers (``Connection``…) stay with
-each hop, as for any proxy.
+each hop, as for any proxy. In front of it stands the course servers' Host/Origin guard
+(:func:`~mcp_teach.transports.http_app.host_origin_guard`): a tap rewrites ``Host`` to the upstream's, so without
+its own guard a DNS-rebinding page would reach the upstream through it.
 
 The recording gets records as things happen (:mod:`mcp_teach.wire.host_tap_writer`): ``http-request``,
 ``http-response``, then ``sse-event`` per event or one ``http-body``, then ``http-end``, all with the
@@ -31,6 +33,7 @@ import anyio
 import httpx2
 import uvicorn
 
+from mcp_teach.transports.http_app import host_origin_guard
 from mcp_teach.transports.sockets import bind_socket, server_url
 from mcp_teach.wire.host_tap_writer import TapWriter
 from mcp_teach.wire.redact import redact_body, redact_headers, redact_text, redact_url
@@ -206,7 +209,7 @@ def run_http_tap(out: Path, listen: str, upstream: str) -> int:
     host, port = parse_listen(listen)
     writer = TapWriter(out, transport="http", upstream=redact_url(upstream))
     try:
-        app = TapProxy(upstream, writer)
+        app = host_origin_guard(TapProxy(upstream, writer), host)
         sock = bind_socket(host, port)
     except (ValueError, OSError):
         writer.close()

@@ -8,7 +8,8 @@ here it is a fresh calculator served in the kernel, with the same interface as
     async with RawMemoryServer() as server:
         reply = await server.exchange({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {...}})
 
-Each dict is read exactly as the stdio server reads a line (:func:`mcp_teach.transports.frames.check_frame`),
+Each dict is read exactly as the stdio server reads a line (:class:`mcp_teach.transports.stdio_loop.LineReader`:
+the same refusals for an unreadable line or a request of neither era),
 then handed to the server's own serving loop (the mcp SDK's ``Server.run``, the loop fastmcp's in-memory
 client transport and our stdio server drive too); replies come back as the JSON objects a stdio server
 would write.
@@ -26,7 +27,8 @@ from mcp.shared.memory import create_client_server_memory_streams
 from mcp.shared.message import SessionMessage
 
 from mcp_teach.servers.calculator import build_calculator_server
-from mcp_teach.transports.frames import Rejected, check_frame
+from mcp_teach.transports.frames import Rejected
+from mcp_teach.transports.stdio_loop import LineReader
 from mcp_teach.wire.messages import wire_dict
 from mcp_teach.wire.raw_stdio import RawConnection
 
@@ -49,9 +51,11 @@ class RawMemoryServer(RawConnection):
         self._read_stream: Any = None
         self._write_stream: Any = None
         self._rejections: deque[dict[str, Any]] = deque()
+        self._reader = LineReader()
 
     async def __aenter__(self) -> RawMemoryServer:
         server = self.server or build_calculator_server()
+        self._reader = LineReader()  # a new connection: no handshake seen yet
         lowlevel = server._mcp_server  # what FastMCP serves; our stdio loop runs the same object
         stack = AsyncExitStack()
         async with stack:
@@ -74,8 +78,8 @@ class RawMemoryServer(RawConnection):
 
     async def _write(self, line: str) -> None:
         """Read ``line`` as the stdio server reads one, then hand it to the server."""
-        checked = check_frame(line.encode())
-        if isinstance(checked, Rejected):  # answered as the stdio server answers an unreadable line
+        checked = self._reader.read(line.encode())
+        if isinstance(checked, Rejected):  # answered as the stdio server answers it (an unreadable line, no era)
             self._rejections.append(checked.reply.model_dump(by_alias=True, mode="json", exclude_unset=True))
             return
         await self._write_stream.send(SessionMessage(checked))
