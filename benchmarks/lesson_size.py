@@ -26,8 +26,9 @@ Rules (the budget's definitions), applied to the tour ``notebooks/solutions/tour
   whole minute. A heading states its own as ``*About N minutes.*``; the lesson's exercise time is their sum.
 - A lesson **states** both in its first cell as ``**Time:** core about C minutes, exercises about E minutes``;
   a stated time must equal the computed one (tests/test_lesson_size.py).
-- **Inline citations**: a spec version followed within a few words by a spec page (``2025-11-25, basic/…``) in
-  core prose outside a Sources list. Counted, not budgeted: sources belong in the Sources list.
+- **Inline citations**: a spec version followed within a few words by a spec page (``2025-11-25, basic/…``,
+  ``2026-07-28 schema.ts``, ``changelog``) in core prose outside a Sources list. Counted, not budgeted:
+  sources belong in the Sources list.
 
 Budget: core prose <= 1,800 words, exercises' prose <= 600 words, core <= 45 minutes; no core output taller than
 25 rendered lines or wider than 120 characters. Exit code 1 with ``--check`` when a budget is exceeded.
@@ -70,8 +71,8 @@ SOURCES = re.compile(r"^\*\*Sources\*\*.*", re.MULTILINE | re.DOTALL)
 INSTALL = re.compile(r"^\s*%pip install", re.MULTILINE)
 SOLUTION = re.compile(r"^\s*### BEGIN SOLUTION\s*$(.*?)(?:^\s*### END SOLUTION\s*$|\Z)", re.MULTILINE | re.DOTALL)
 CITATION = re.compile(
-    r"\b(?:2024-11-05|2025-03-26|2025-06-18|2025-11-25|2026-07-28)\b\W{1,4}(?:\w+\W{1,3}){0,3}?"
-    r"(?:basic|server|client|schema|changelog|deprecated|docs)\b"
+    r"\b(?:2024-11-05|2025-03-26|2025-06-18|2025-11-25|2026-07-28)\b[^\w\n]{1,4}(?:\w+[^\w\n]{1,3}){0,2}?"
+    r"(?:(?:basic|server|client|docs|architecture)/|schema\.ts|changelog|deprecated\b|architecture\b)"
 )
 BLOCK_TAGS = re.compile(r"<(?:br|p|div|tr|li|summary|h\d|pre)\b[^>]*>", re.IGNORECASE)
 TAG = re.compile(r"<[^>]+>")
