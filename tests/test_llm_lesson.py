@@ -69,7 +69,7 @@ def test_a_chain_alternates_decision_and_feeding_back(run):
 
 def test_show_phase_keeps_the_numbers_of_the_whole_trace(run):
     result = run(_ask, "What is 1 + 2?")
-    text = show_phase(result.trace, "execution", fold=["params._meta"]).text()
+    text = show_phase(result.trace, "execution", expand=True, fold=["params._meta"]).text()
     headlines = [line for line in text.splitlines() if line.startswith("#")]
     assert headlines == ["#8 client → server  tools/call id=3", "#9 server → client  result of tools/call id=3"]
     two = show_phase(result.trace, "question", "answer").text()

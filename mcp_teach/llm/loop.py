@@ -29,6 +29,7 @@ from mcp_teach.llm.anthropic_format import to_anthropic_tools
 from mcp_teach.llm.errors import explain, not_a_reply
 from mcp_teach.llm.openai_tools import to_openai_tools
 from mcp_teach.llm.trace import Actor, Trace, TraceEvent, short
+from mcp_teach.wire.local_errors import local_error
 from mcp_teach.wire.messages import Capture
 
 if TYPE_CHECKING:  # not imported here: it takes 1.1 s; a client of it exists only once somebody imported it
@@ -58,8 +59,8 @@ class ToolCall:
     arguments: str | dict[str, Any]  # Chat Completions: a JSON string; Messages: an object
 
 
-class ChatCompletions:
-    """OpenAI's Chat Completions API: the only code of the loop that knows this format."""
+class ChatCompletionsRequests:
+    """OpenAI's Chat Completions API, the half that writes: tool definitions, one request, sending it."""
 
     name = "chat.completions"
 
@@ -73,6 +74,10 @@ class ChatCompletions:
     async def send(self, llm: openai.AsyncOpenAI, request: dict[str, Any]) -> dict[str, Any]:
         completion = await llm.chat.completions.create(**request)
         return completion.model_dump(mode="json", exclude_none=True)
+
+
+class ChatCompletions(ChatCompletionsRequests):
+    """OpenAI's Chat Completions API: the only code of the loop that knows this format."""
 
     def tool_calls(self, response: dict[str, Any]) -> list[ToolCall]:
         calls = response["choices"][0]["message"].get("tool_calls") or []
@@ -152,8 +157,9 @@ class Messages:
 async def call_tool(mcp: Client, call: ToolCall) -> tuple[str, bool]:
     """Run one tool call of the model as a ``tools/call``: (the text the model gets, whether it failed).
 
-    It never raises: arguments that are no JSON object, a tool execution error (``isError``) and a protocol error
-    (a JSON-RPC error, e.g. an unknown tool) all become text the model can read.
+    It never raises: arguments that are no JSON object, a tool execution error (``isError``), a protocol error
+    (a JSON-RPC error, e.g. an unknown tool) and a local error of the client (no answer in time, the connection
+    closed) all become text the model can read. A local error is never passed off as the server's answer.
     """
     arguments = call.arguments
     if isinstance(arguments, str):
@@ -163,9 +169,12 @@ async def call_tool(mcp: Client, call: ToolCall) -> tuple[str, bool]:
             return f"Error: the arguments for {call.name} are not valid JSON ({error}). Send one JSON object.", True
     if not isinstance(arguments, dict):
         return f"Error: the arguments for {call.name} must be a JSON object, not {type(arguments).__name__}.", True
+    started = time.monotonic()
     try:
         result = await mcp.call_tool(call.name, arguments, raise_on_error=False)
-    except MCPError as error:  # a protocol error: no result at all
+    except MCPError as error:
+        if meaning := local_error(error, waited=time.monotonic() - started):  # raised here: the server sent nothing
+            return f"Error: {meaning} (a local error in the MCP client, not an answer from the server).", True
         return f"Error: the MCP server answered with JSON-RPC error {error.error.code}: {error.error.message}", True
     texts = [block.text for block in result.content if block.type == "text"]
     text = "\n".join(texts) if texts else json.dumps(result.structured_content)
