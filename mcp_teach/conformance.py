@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 #: The suite, pinned: 0.2.0-alpha.12 is the first release with ``--requirements 2026-07-28``.
 SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
-#: The revisions the pinned suite has requirement sets for (``conformance list --requirements REV``).
+#: The revisions the pinned suite has requirement sets for (the suite's own ``npx SUITE list --requirements REV``).
 REVISIONS = ("2025-11-25", "2026-07-28")
 #: The suite uses ``fs.globSync``, new in Node 22: on Node 20 it dies at start-up.
 MIN_NODE = 22

@@ -127,9 +127,8 @@ def new_server(name: str = SERVER_NAME) -> FastMCP:
     unknown names answered with the spec's codes and a list of what exists: an unknown tool or prompt -32602, a
     missing resource -32002 at 2025-11-25 and -32602 at 2026-07-28 (ExplainingFastMCP for tools, lesson 03, where
     fastmcp alone sends an isError result; explain_unknown_names for prompts and resources, lesson 07)."""
-    # requestState is sealed by the SDK (AES-GCM under this key, with an expiry, bound to the method, the tool
-    # and its arguments): the SDK refuses a tampered copy with -32602 before any tool runs. The spec requires the
-    # rejection but names no code (2026-07-28, basic/patterns/mrtr, Server Requirements 4): -32602 is the SDK's.
+    # The SDK seals requestState under this key (AES-GCM, an expiry, bound to the method, tool and arguments)
+    # and refuses a tampered copy with -32602 before any tool runs (step 4).
     server = ExplainingFastMCP(
         name,
         instructions=SERVER_INSTRUCTIONS,
