@@ -85,6 +85,8 @@ class NotJson(ValueError):
 
 
 _FOLDED = re.compile(r"\{… \d+ keys?\}|\[… \d+ items?\]|… \d+ more|…")
+#: show()'s folded 2026-07-28 envelope: what it stands for is not on screen, so the message is read up to there.
+_AS_SHOWN_BEFORE = re.compile(r"\(as shown before: [^)]*\)")
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _WS = " \t\r\n"
 
@@ -109,6 +111,8 @@ class _Parser:
         if pos >= len(self.text):
             raise self.cut(pos)
         char = self.text[pos]
+        if _AS_SHOWN_BEFORE.match(self.text, pos):
+            raise self.cut(pos)
         folded = _FOLDED.match(self.text, pos)
         if folded and (char == ELLIPSIS or self.text.startswith(ELLIPSIS, pos + 1)):
             end = folded.end()

@@ -196,7 +196,7 @@ def _shown() -> list[Shown]:
 
 
 def _table_replies() -> list[Shown]:
-    """Lesson 03's table of replies to nine hand-written lines (cell 2afd1aec), read back into error responses.
+    """Lesson 03's table of replies to ten hand-written lines (cell 2afd1aec), read back into error responses.
 
     Its columns: line, reply, id (``json.dumps`` of the reply's id, ``(absent)`` if none), code, message or text.
     """
@@ -217,7 +217,7 @@ def _table_replies() -> list[Shown]:
             reply["id"] = json.loads(row[2])
         reply["error"] = PartialDict(code=int(row[3]), message=row[4])
         found.append(Shown("03", "2afd1aec", "table", 0, reply, False, SERVER_TO_CLIENT))
-    assert len(found) == 6, "lesson 03's table of replies changed: update _table_replies"
+    assert len(found) == 7, "lesson 03's table of replies changed: update _table_replies"
     return found
 
 

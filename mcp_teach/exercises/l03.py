@@ -127,8 +127,9 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
         check.true(
             problem is None,
             f"structuredContent for b = {b} against divide's outputSchema",
-            expected="that it conforms: a server MUST send structured results that match its outputSchema "
-            "(2026-07-28, server/tools, Output Schema), error results included",
+            expected="that it conforms: this exercise asks an error's structuredContent to match the outputSchema "
+            "too (the specification's MUST, server/tools, Output Schema, speaks of structured results, never of "
+            "isError ones)",
             found=problem and problem.message,
             hint="declare both shapes in the schema: pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
         )
