@@ -121,6 +121,8 @@ CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
     ("09", "l09-43"): (LEGACY, 'shows logged["legacy"] (logging/setLevel is handshake-era only)'),
     ("09", "l09-47"): (MODERN, "teaching_client(modern_change): mode auto, subscriptions/listen"),
     ("09", "b41d6f2e"): (LEGACY, 'teaching_client(legacy_url, mode="legacy", ...): URL-mode elicitation/create'),
+    ("09", "fc5e5471"): (MODERN, "teaching_client(unequipped): mode auto, in memory; -32021 is 2026-07-28's"),
+    ("09", "613af6d2"): (MODERN, "teaching_client(sealed, ...): mode auto, in memory; requestState is 2026-07-28's"),
     ("12", "85d03b57"): (MODERN, "attack_host connects with teaching_client(c): mode auto, in memory"),
     ("12", "333d2ada"): (MODERN, "teaching_client(rug): mode auto, in memory, subscriptions/listen"),
     ("14", "8ece983c"): (LEGACY, "MCP Inspector's recorded session: each connection starts with initialize"),
@@ -130,8 +132,6 @@ CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
 ANSWERED: dict[tuple[str, str, str], str] = {
     ("00", "347187d5", "response id=1"): "initialize",  # request = json.dumps({..., "method": "initialize", ...})
     ("09", "l09-16", "response id=2"): "tools/call",  # answer = modern_elicit.capture.response_to(first tools/call)
-    ("09", "613af6d2", "error -32602 id=5"): "tools/call",  # tampered = sealed.capture.response_to(a tools/call)
-    ("09", "613af6d2", "response id=7"): "tools/call",  # replayed, likewise
     ("05", "0bb3b5bd", "response id=1"): "initialize",  # posted = await http.post(..., json=initialize)
     ("05", "d8c3c8d5", "response id=1"): "initialize",  # opened = await http.post(url, json=initialize, ...)
     ("08", "658ff46b", "error -32603 id=2"): "tools/call",  # the last message after call_tool("knowledge_search")

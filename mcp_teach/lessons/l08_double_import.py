@@ -124,7 +124,10 @@ SERVE_MARKER = "\ndef serve():"
 
 
 def listing(files: dict[str, str], package: str) -> str:
-    """The files of a demo package as one text, each under its path; ``main.py``'s ``serve()`` is summarised."""
+    """The files of a demo package as one text, each under its path; ``main.py``'s ``serve()`` is summarised.
+
+    Runs of blank lines are shown as one, so that a file fits on a screen.
+    """
     parts = []
     for name, text in files.items():
         if name == "__init__.py" and not text:
@@ -134,7 +137,8 @@ def listing(files: dict[str, str], package: str) -> str:
                 "\n\n\ndef serve(): ...  # a low-level Server over stdio whose tools/list reads TOOLS\n"
                 '\n\nif __name__ == "__main__":\n    serve()'
             )
-        parts.append(f"# ---- {package}/{name} ----\n{text.strip()}\n")
+        text = re.sub(r"\n{3,}", "\n\n", text.strip())
+        parts.append(f"# ---- {package}/{name} ----\n{text}\n")
     return "\n".join(parts)
 
 
