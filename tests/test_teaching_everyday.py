@@ -25,6 +25,20 @@ ANSWERS: dict[str, tuple[list[tuple[str, dict[str, Any]]], str]] = {
     "3 items at 4 each": ([("calculator_multiply", {"a": 3, "b": 4})], "3 × 4 = 12."),
     "3 pizzas at 12 dollars each": ([("calculator_multiply", {"a": 3, "b": 12})], "3 × 12 = 36."),
     "12 apples shared among 4 people": ([("calculator_divide", {"a": 12, "b": 4})], "12 ÷ 4 = 3."),
+    "double 7": ([("calculator_multiply", {"a": 7, "b": 2})], "7 × 2 = 14."),
+    "A pizza costs 12 dollars; how much do 3 pizzas cost?": (
+        [("calculator_multiply", {"a": 12, "b": 3})],
+        "12 × 3 = 36.",
+    ),
+    "20 percent of 50": (
+        [("calculator_multiply", {"a": 20, "b": 50}), ("calculator_divide", {"a": 1000, "b": 100})],
+        "20 × 50 = 1000, 1000 ÷ 100 = 10. The answer is 10.",
+    ),
+    "5 dollars per hour for 8 hours": ([("calculator_multiply", {"a": 5, "b": 8})], "5 × 8 = 40."),
+    "I buy 7 tickets at 12 euros each and pay with 100 euros. How much change do I get?": (
+        [("calculator_multiply", {"a": 7, "b": 12}), ("calculator_subtract", {"a": 100, "b": 84})],
+        "7 × 12 = 84, 100 − 84 = 16. The answer is 16.",
+    ),
 }
 
 

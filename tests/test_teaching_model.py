@@ -227,6 +227,7 @@ ARITHMETIC = [
     ("帮我算 1+2", [[add(1, 2)]], "计算结果：1 + 2 = 3。"),
     ("1加2等于多少", [[add(1, 2)]], "计算结果：1 + 2 = 3。"),
     ("计算 10 除以 4", [[div(10, 4)]], "计算结果：10 ÷ 4 = 2.5。"),
+    ("3和4相乘是多少？", [[mul(3, 4)]], "计算结果：3 × 4 = 12。"),
     ("100 divided by 8", [[div(100, 8)]], "100 ÷ 8 = 12.5."),
     ("subtract 5 from 12", [[sub(12, 5)]], "12 − 5 = 7."),
     ("What is the difference between 10 and 3?", [[sub(10, 3)]], "10 − 3 = 7."),
@@ -376,6 +377,9 @@ def test_calls_that_are_not_the_plan_are_reported_as_they_are() -> None:
         ("What is 3 ^ 2?", [[("power", {"base": 3, "exponent": 2})]], "3 ^ 2 = 9."),
         ("square root of 16", [[("square_root", {"value": 16})]], "√16 = 4."),
         ("√16是多少", [[("square_root", {"value": 16})]], "计算结果：√16 = 4。"),
+        ("2的10次方是多少", [[("power", {"base": 2, "exponent": 10})]], "计算结果：2 ^ 10 = 1024。"),
+        ("What is 3 squared?", [[("power", {"base": 3, "exponent": 2})]], "3 ^ 2 = 9."),
+        ("16的平方根", [[("square_root", {"value": 16})]], "计算结果：√16 = 4。"),
         (
             "(1+1)^3, then take the square root",
             [

@@ -71,7 +71,7 @@ from typing import Any
 from mcp_teach.llm import teaching_attacks as attacks
 from mcp_teach.llm import teaching_docs as docs
 from mcp_teach.llm import teaching_text as text
-from mcp_teach.llm.teaching_parse import Expr, Op, parse_arithmetic
+from mcp_teach.llm.teaching_parse import Expr, Op, lacking, parse_arithmetic
 from mcp_teach.llm.teaching_tools import (
     OPERATIONS,
     Outcome,
@@ -293,7 +293,11 @@ def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) 
         return Reply(text.say("hello", chinese, tools=names) if tools else text.say("hello_no_tools", chinese))
     if not tools:
         return Reply(text.say("no_tools", chinese))
-    unread = text.not_understood(question, [op for op in OPERATIONS if choose_tool(op, tools)], chinese)
+    usable = [op for op in OPERATIONS if choose_tool(op, tools)]
+    lack = lacking(question) if usable else None
+    if lack:
+        return Reply(text.say("lacks", chinese, what=text.LACKING[lack][chinese]))
+    unread = text.not_understood(question, usable, chinese)
     if unread:
         return Reply(unread)
     descriptions = text.tool_descriptions((tool.name, tool.description) for tool in tools)

@@ -71,6 +71,11 @@ TEXTS = {
         "我没能从“{question}”里读出算式：我找到了 {numbers}，但不知道要对{them}做什么运算。"
         "可以这样问，例如：{examples}。",
     ),
+    # A word problem without a number it needs (teaching_parse.missing): say which, never guess it.
+    "lacks": (
+        "I cannot work this out yet: I need {what}. I only compute with numbers you give me.",
+        "我还算不了：还需要知道{what}。我只用你给出的数字计算。",
+    ),
     "no_tools": (
         "I cannot answer that: I answer only by calling tools, and this request has none.",
         "我回答不了这个问题：我只会通过调用工具来回答，而这次请求没有提供工具。",
@@ -146,6 +151,15 @@ def tool_descriptions(tools: Iterable[tuple[str, str]]) -> str:
         f"{name} – {description.strip().rstrip('.')}" if description else name for name, description in tools
     )
 
+
+#: What a word problem lacks (teaching_parse.missing), for the sentence "lacks".
+LACKING = {
+    "price": ("the price of one item", "单价（每件多少钱）"),
+    "budget": ("how much money there was to begin with, or how much was paid", "一开始有多少钱（或付了多少钱）"),
+    "base": ("the amount to take the percentage of", "要求百分比的那个数"),
+    "numbers": ("at least two numbers to average", "至少两个要求平均的数"),
+    "count": ("how many items there are", "买了多少件（数量）"),
+}
 
 #: Question words: a question with numbers and one of these asks for a calculation the rules did not read.
 _ASKS = re.compile(
