@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import itertools
 import json
 import math
 import re
@@ -224,26 +225,13 @@ def measure(path: Path) -> LessonSize:
         if cell["cell_type"] == "markdown":
             if index == 0 and (stated := STATED.search(source)):
                 size.stated = (int(stated.group(1)), int(stated.group(2)))
-            for heading in LEVEL_2.finditer(source):
-                line = source[heading.start() :].splitlines()[0]
-                optional = bool(OPTIONAL.match(line))
-                in_exercises = bool(EXERCISES.match(line))
-            in_step_exercise = not in_exercises and bool(EXERCISE_HEADING.search(source))
-            if optional:
-                continue
-            reading, source_words, citations = read_markdown(source)
-            size.source_words += source_words
-            if number := EXERCISE_HEADING.search(source):
-                minutes = EXERCISE_MINUTES.search(source)
-                current = size.exercises.setdefault(number.group(1), Exercise())
-                current.stated = int(minutes.group(1)) if minutes else None
-            if in_exercises or in_step_exercise:
-                if current is None:  # the Exercises part's introduction: read before the first exercise
-                    current = size.exercises.setdefault("", Exercise(stated=0))
-                _add(current.reading, reading)
-            else:
-                _add(size.core, reading)
-                size.inline_citations += citations
+            for part in _parts(source):  # a level-2 heading inside a cell starts a new part of the lesson
+                if LEVEL_2.match(part):
+                    optional = bool(OPTIONAL.match(part))
+                    in_exercises = bool(EXERCISES.match(part))
+                in_step_exercise = not in_exercises and bool(EXERCISE_HEADING.search(part))
+                if not optional:
+                    current = _read_part(size, part, current, in_exercises or in_step_exercise)
             continue
         if cell["cell_type"] != "code":
             continue
@@ -262,6 +250,30 @@ def measure(path: Path) -> LessonSize:
         size.widest = max(size.widest, (widest, code_number))
     _merge_introduction(size)
     return size
+
+
+def _parts(markdown: str) -> list[str]:
+    """A markdown cell cut before each of its level-2 headings."""
+    starts = [0, *(heading.start() for heading in LEVEL_2.finditer(markdown)), len(markdown)]
+    return [markdown[start:end] for start, end in itertools.pairwise(starts) if markdown[start:end].strip()]
+
+
+def _read_part(size: LessonSize, part: str, current: Exercise | None, in_exercise: bool) -> Exercise | None:
+    """Count one part of a markdown cell into the core or the current exercise; returns the current exercise."""
+    reading, source_words, citations = read_markdown(part)
+    size.source_words += source_words
+    if number := EXERCISE_HEADING.search(part):
+        minutes = EXERCISE_MINUTES.search(part)
+        current = size.exercises.setdefault(number.group(1), Exercise())
+        current.stated = int(minutes.group(1)) if minutes else None
+    if not in_exercise:
+        _add(size.core, reading)
+        size.inline_citations += citations
+        return current
+    if current is None:  # the Exercises part's introduction: read before the first exercise
+        current = size.exercises.setdefault("", Exercise(stated=0))
+    _add(current.reading, reading)
+    return current
 
 
 def _merge_introduction(size: LessonSize) -> None:
