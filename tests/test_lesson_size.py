@@ -116,3 +116,10 @@ def test_the_instructors_outline_states_each_lessons_times(sizes) -> None:
             continue
         core, exercises = stated
         assert rows[notebook.stem[:2]] == (core, exercises, core + exercises), notebook.stem
+
+
+def test_a_heading_inside_a_cell_starts_a_new_part(sizes, tmp_path: Path) -> None:
+    """Core words before a Going-deeper heading in the same cell are core; the words after it are not."""
+    md = nbformat.v4.new_markdown_cell
+    path = _lesson(tmp_path, [md("# 99\n\n" + "core " * 100 + "\n\n## Going deeper (optional)\n\n" + "deep " * 900)])
+    assert sizes.measure(path).core.words == 2 + 100
