@@ -103,7 +103,13 @@ def test_insufficient_scope_rotation_and_step_up(tmp_path):
             assert 'scope="notes:read notes:write"' in challenge
             assert f'resource_metadata="{server.base}/.well-known/oauth-protected-resource/mcp"' in challenge
 
-            refresh = {"grant_type": "refresh_token", "refresh_token": narrow["refresh_token"], "client_id": client_id}
+            # a refresh is a token request: it carries resource (basic/authorization/index, Resource Parameter Impl.)
+            refresh = {
+                "grant_type": "refresh_token",
+                "refresh_token": narrow["refresh_token"],
+                "client_id": client_id,
+                "resource": server.url,
+            }
             rotated = await http.post("/token", data=refresh)
             assert rotated.status_code == 200
             assert rotated.json()["refresh_token"] != narrow["refresh_token"]

@@ -34,20 +34,28 @@ from mcp_teach.conformance import quiet_server_logs, run_suite
 from mcp_teach.transports.in_process import serve_asgi
 from mcp_teach.transports.sockets import bind_socket
 
-#: Where the guard is taught: lesson 12 writes it in a cell (lesson 13 reuses it).
-LESSON = Path(__file__).resolve().parents[1] / "notebooks" / "solutions" / "12_security.ipynb"
+#: Where the guard is taught: lesson 12 writes it in a cell, and lesson 13 writes it again for the capstone.
+SOLVED = Path(__file__).resolve().parents[1] / "notebooks" / "solutions"
+LESSON, CAPSTONE = SOLVED / "12_security.ipynb", SOLVED / "13_capstone.ipynb"
 
 
-def _lesson_guard() -> str:
+def _lesson_guard(lesson: Path = LESSON) -> str:
     """The code of the lesson's cell that defines ``LocalOnly``, exactly as a learner types it."""
-    for cell in nbformat.read(LESSON, as_version=4).cells:
+    for cell in nbformat.read(lesson, as_version=4).cells:
         if cell.cell_type == "code" and "class LocalOnly" in cell.source:
             return cell.source
-    raise AssertionError(f"{LESSON.name} has no cell defining LocalOnly: the guard the lesson teaches is gone")
+    raise AssertionError(f"{lesson.name} has no cell defining LocalOnly: the guard the lesson teaches is gone")
 
 
 #: The guard, exactly as the lesson shows it.
 LEARNER_GUARD = _lesson_guard()
+
+
+def test_the_capstone_writes_the_same_guard_as_lesson_12():
+    """A learner who typed the guard in lesson 12 types the same lines in lesson 13: what is tested here is both."""
+    assert _lesson_guard(CAPSTONE) == LEARNER_GUARD
+
+
 #: How the learner serves it.
 LEARNER_RUN = 'mcp.run(transport="streamable-http", host="127.0.0.1", port=PORT, middleware=[Middleware(LocalOnly)])'
 JSON_OR_SSE = "application/json, text/event-stream"

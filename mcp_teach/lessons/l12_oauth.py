@@ -93,7 +93,7 @@ async def oauth_server(
 async def token_by_hand(
     http: httpx2.AsyncClient, server: OAuthServer, scope: str, client_id: str | None = None
 ) -> tuple[str, dict[str, Any]]:
-    """Section 7's steps 2-5 in one call (metadata, registration, authorization with PKCE, token) for ``scope``.
+    """The by-hand OAuth steps of Going deeper in one call (metadata, registration, PKCE authorization, token).
 
     ``http`` is a client on ``server.base``. Without ``client_id`` a new public client registers (for every
     scope the server offers, so that a later step-up can ask for more); with it, that client authorizes again.
