@@ -14,8 +14,11 @@ the model calls a tool          ``tool_use`` block ``{id, name, input}``    ``to
                                 (``input`` is a JSON object)                arguments}}]`` (``arguments`` a string)
 the result goes back            ``role: "user"``, ``tool_result`` block     ``role: "tool"``, ``tool_call_id``
                                 ``{tool_use_id, content, is_error}``
-why the model stopped           ``stop_reason``: ``tool_use``/``end_turn``  ``finish_reason``: ``tool_calls``/``stop``
+why the model stopped           ``stop_reason``, e.g. ``tool_use`` or       ``finish_reason``, e.g. ``tool_calls`` or
+                                ``end_turn`` (also ``max_tokens``, …)       ``stop`` (also ``length``, …)
 ==============================  ==========================================  ==========================================
+
+The teaching model gives only the two usual reasons of each; the real APIs have more (lesson 11 lists them).
 
 Deterministic, like the OpenAI side: ``id`` is ``msg_`` and a hash of the request, tool-use ids are
 ``toolu_<round>_<index>`` (the OpenAI side's ``call_<round>_<index>``).
