@@ -43,7 +43,8 @@ def test_an_answer_that_raises_fails_with_the_exception() -> None:
     with pytest.raises(ExerciseFailed) as failed:
         Checker("01.3").runs(broken, 2, what="broken(2)", expected="a number", hint="return the number")
     assert str(failed.value) == (
-        "Exercise 01.3 — broken(2): expected a number, found it raised ValueError: no 2. Hint: return the number"
+        "Exercise 01.3 — broken(2): expected a number, found it raised ValueError: no 2 in broken, line "
+        f'{broken.__code__.co_firstlineno + 1}: raise ValueError(f"no {{value}}"). Hint: return the number'
     )
 
 

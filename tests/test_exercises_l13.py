@@ -21,9 +21,9 @@ from fastmcp.exceptions import ToolError
 
 from mcp_teach.conformance import WIDTH
 from mcp_teach.exercises import check
-from mcp_teach.exercises.catalogue import GRADING_VARIABLE
+from mcp_teach.exercises.catalogue import GRADING_VARIABLE, is_placeholder
 from mcp_teach.exercises.check import ExerciseFailed, ExerciseNotAttempted
-from mcp_teach.exercises.l13 import EXERCISES, is_placeholder
+from mcp_teach.exercises.l13 import EXERCISES
 from mcp_teach.servers import capstone
 
 LESSON = SolvedLesson(
@@ -35,6 +35,13 @@ LESSON = SolvedLesson(
 
 def blank(mcp: FastMCP, bus: object = None) -> None:
     """What a blank exercise cell defines: a step that adds nothing."""
+    # YOUR CODE HERE
+    pass
+
+
+def adds_nothing(mcp: FastMCP, bus: object = None) -> None:
+    """A step written that adds nothing: not the blank one, so the suite runs against it."""
+    del mcp, bus
 
 
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
@@ -68,10 +75,10 @@ def test_the_lesson_solution_passes(exercise_id: str, node_folder: Path, run, ca
     assert "\nPASS in memory: " in out and "every tool and prompt described" in out.replace("\n  ", " ")
 
 
-def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_folder: Path) -> None:
+def test_a_step_that_adds_nothing_names_each_failing_scenario_with_the_suites_words(node_folder: Path) -> None:
     message = failed_with(
         "13.1",
-        {"add_content_tools": blank},
+        {"add_content_tools": adds_nothing},
         "0 of 4 pass",
         "tools-call-audio (2026-07-28) FAIL: failure tools-call-audio: Failed: Unknown tool: 'test_audio_content'",
         "tools-call-mixed-content (2026-07-28) FAIL",
@@ -82,9 +89,9 @@ def test_a_blank_step_names_each_failing_scenario_with_the_suites_words(node_fol
     assert "This server has" not in message and "Unknown tool: 'test_error_handling'." in message
 
 
-def test_a_blank_step_fits_a_screen(node_folder: Path) -> None:
+def test_a_step_that_adds_nothing_fits_a_screen(node_folder: Path) -> None:
     with pytest.raises(ExerciseFailed) as failure:
-        check("13.1", {"add_content_tools": blank})
+        check("13.1", {"add_content_tools": adds_nothing})
     assert len(failure.value.lines) <= 20 and all(len(line) <= WIDTH for line in failure.value.lines[3:])
 
 
@@ -377,9 +384,13 @@ def test_a_multi_round_tool_that_starts_over_on_a_missing_answer_fails_13_2(node
     )
 
 
-def test_while_grading_a_blank_step_is_not_attempted(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_blank_step_is_not_attempted_and_shows_no_hint(capsys, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first Run All of the blank lesson: no suite run, no hint that holds the answer."""
+    check("13.1", {"add_content_tools": blank})
+    out = capsys.readouterr().out
+    assert "13.1 — not attempted yet" in out and "EmbeddedResource" not in out and "hint" not in out.lower()
     monkeypatch.setenv(GRADING_VARIABLE, "autograde")
-    with pytest.raises(ExerciseNotAttempted, match=r"13\.2 — not attempted yet: write the body of add_more_input"):
+    with pytest.raises(ExerciseNotAttempted, match=r"13\.2 — not attempted yet: .* body of `add_more_input_required`"):
         check("13.2", {"add_more_input_required": blank})
     assert not is_placeholder(capstone.add_more_input_required)
 

@@ -8,22 +8,31 @@ A lesson's exercises live in ``mcp_teach/exercises/lNN.py``, one function each::
 
 :func:`check` reads the answers by name from the notebook's globals (the variables a student's cell
 defined), so the check cell needs no arguments and shows no expected value. An exercise whose answers
-are not all defined yet is *not attempted*: in a lesson that says so and what to define, and Run All
-goes on; while grading (``NBGRADER_EXECUTION`` set, by nbgrader or ``mcp-teach grade``) it raises
+are not all defined yet, or whose function is still the blank lesson's (``# YOUR CODE HERE``, ``pass``), is
+*not attempted*: in a lesson that says so and what to define, with no hint, and Run All goes on; while grading
+(``NBGRADER_EXECUTION`` set, by nbgrader or ``mcp-teach grade``) it raises
 :class:`~mcp_teach.exercises.check.ExerciseNotAttempted`, so the exercise scores nothing.
+
+Whatever else a check meets is feedback, never a traceback: what the student's code raises (inside an
+ExceptionGroup too), or a check raises on an answer of another kind, becomes expected / found / hint naming
+the exception and the line of the student's own code it came from (:func:`~mcp_teach.exercises.check.raised`).
 """
 
 from __future__ import annotations
 
+import dis
+import gc
 import importlib
 import inspect
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from mcp_teach.exercises.answers import CheckTimedOut
-from mcp_teach.exercises.check import EXERCISE_ID, Checker, ExerciseFailed, ExerciseNotAttempted
+from mcp_teach.exercises.check import EXERCISE_ID, Checker, ExerciseFailed, ExerciseNotAttempted, raised
+from mcp_teach.exercises.convention import PLACEHOLDER
 
 #: Set while a notebook is being graded (nbgrader's own name for it, also set by ``mcp-teach grade``).
 GRADING_VARIABLE = "NBGRADER_EXECUTION"
@@ -77,21 +86,52 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         namespace = caller.f_globals  # type: ignore[union-attr]
     found = expectations(exercise_id)
     missing = [name for name in found.answers if name not in namespace]
-    if missing:
-        names = ", ".join(f"`{name}`" for name in missing)
-        message = (
-            f"Exercise {exercise_id} — not attempted yet: write your answer in the cell above so that it "
-            f"defines {names}, run that cell, then run this one again."
-        )
-        if os.environ.get(GRADING_VARIABLE):
-            raise ExerciseNotAttempted(message)
-        print(message)
-        return
+    blank = [name for name in found.answers if is_placeholder(namespace.get(name))]
+    if missing or blank:
+        what = f"defines {_names(missing)}" if missing else f"fills in the body of {_names(blank)}"
+        return _not_attempted(exercise_id, what)
     checker = Checker(exercise_id)
+    # A coroutine the check never awaited (an async def where a plain one is asked for) warns with the check's file.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+        feedback = _feedback(checker, found, [namespace[name] for name in found.answers])
+        gc.collect()
+    if feedback is NotImplemented:  # an nbgrader-style stub, still in place
+        return _not_attempted(exercise_id, "no longer raises NotImplementedError")
+    if feedback is None:
+        checker.done()
+        return
+    # Raised here, outside any ``except``: an error a check met on the way (an ExceptionGroup from a client, say)
+    # would otherwise be its context, and IPython prints the whole chain instead of the feedback alone.
+    raise ExerciseFailed(*feedback)
+
+
+def _names(names: list[str]) -> str:
+    return ", ".join(f"`{name}`" for name in names)
+
+
+def _not_attempted(exercise_id: str, what: str) -> None:
+    """Say the exercise is not attempted yet (no hint: it would hold the answer); while grading, raise it."""
+    message = (
+        f"Exercise {exercise_id} — not attempted yet: write your answer in the cell above so that it {what}, "
+        "run that cell, then run this one again."
+    )
+    if os.environ.get(GRADING_VARIABLE):
+        raise ExerciseNotAttempted(message)
+    print(message)
+
+
+def _feedback(checker: Checker, found: Expectations, answers: list[Any]) -> Any:
+    """Run the check: None if it passed, NotImplemented for a stub, else its feedback (message, lines). Whatever the
+    student's code raises on the way, or an answer of the wrong kind makes the check raise, is feedback too."""
     try:
-        found.function(checker, *(namespace[name] for name in found.answers))
+        found.function(checker, *answers)
     except ExerciseFailed as failed:
-        feedback = failed
+        return str(failed), failed.lines
+    except ExerciseNotAttempted:
+        raise
+    except NotImplementedError:
+        return NotImplemented
     except CheckTimedOut as late:  # run_sync gave up on the student's code
         feedback = checker.failure(
             "running your answer",
@@ -99,9 +139,24 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
             "it was still waiting",
             "an await in your code that never returns, or a loop that never stops (retry at most once)",
         )
+    except Exception as error:  # the student's code raised, or an answer of another kind broke the check
+        names = ", ".join(found.answers)
+        feedback = checker.failure(f"checking your {names}", "it works as the task describes", *raised(error))
     else:
-        checker.done()
-        return
-    # Raised again here, outside any ``except``: an error a check met on the way (an ExceptionGroup from a client,
-    # say) would otherwise be its context, and IPython prints the whole chain instead of the feedback alone.
-    raise ExerciseFailed(str(feedback), feedback.lines)
+        return None
+    return str(feedback), feedback.lines
+
+
+#: What a blank lesson's function (a docstring and ``pass``) compiles to, an ``async def``'s start left out.
+BLANK_BODY = ([("LOAD_CONST", None), ("RETURN_VALUE", None)], [("RETURN_CONST", None)])
+
+
+def is_placeholder(function: Any) -> bool:
+    """``function`` is still a blank lesson's: it does nothing but return None, and says ``# YOUR CODE HERE``."""
+    try:
+        source = inspect.getsource(function) if inspect.isfunction(function) else ""
+    except (OSError, TypeError):  # its source is not known: not from a lesson's cell
+        return False
+    skipped = ("RESUME", "NOP", "RETURN_GENERATOR", "POP_TOP")
+    body = [(i.opname, i.argval) for i in dis.get_instructions(function) if i.opname not in skipped] if source else []
+    return PLACEHOLDER[0] in source and body in BLANK_BODY

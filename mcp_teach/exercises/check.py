@@ -18,13 +18,20 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
+import traceback
 from collections.abc import Callable, Container
+from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 #: Printed by :meth:`Checker.done`; the grader looks for it.
 PASSED = "✔ Exercise {id} passed"
 EXERCISE_ID = re.compile(r"^\d{2}\.\d+$")
 T = TypeVar("T")
+#: Colours and cursor moves (pytest's, a library's): a notebook shows them as raw codes.
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+#: Where the course's and the libraries' frames live: the student's frames are all the others.
+NOT_YOURS = (str(Path(__file__).resolve().parents[1]), sys.prefix, sys.base_prefix, "<frozen")
 
 
 class _FeedbackOnly(AssertionError):
@@ -53,13 +60,32 @@ class ExerciseNotAttempted(_FeedbackOnly):
 
 
 def _shown(value: Any, limit: int = 200) -> str:
-    text = repr(value)
+    return _cut(repr(value), limit)
+
+
+def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def described(error: BaseException) -> str:
     """``ValueError: bad value``: an exception as the feedback shows it."""
     return f"{type(error).__name__}: {error}"
+
+
+def raised(error: BaseException) -> tuple[str, str]:
+    """What the feedback says of an exception the student's code raised (the first inside an ExceptionGroup): found
+    (its type, message and the line of the student's own code it came from, never the check's) and a hint."""
+    frames = traceback.extract_tb(error.__traceback__)
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+        frames += traceback.extract_tb(error.__traceback__)
+    found = _cut(" ".join(described(error).split()), 300)
+    yours = [frame for frame in frames if not frame.filename.startswith(NOT_YOURS)]
+    if not yours:
+        return f"it raised {found}", "the check used your answer as the task describes it: is it of the kind asked for?"
+    at = yours[-1]
+    line = f"it raised {found} in {at.name}, line {at.lineno}" + (f": {at.line}" if at.line else "")
+    return line, "fix that line of your code, run it again"
 
 
 class Checker:
@@ -72,11 +98,11 @@ class Checker:
 
     def failure(self, what: str, expected: str, found: str, hint: str | None = None) -> ExerciseFailed:
         """The standard feedback message, as the error that carries it."""
+        what, expected, found, hint = (ANSI.sub("", text or "") for text in (what, expected, found, hint))
+        hint = hint or f"the task above says what {what} should be"
         message = f"Exercise {self.exercise_id} — {what}: expected {expected}, found {found}."
         lines = (f"Exercise {self.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}")
-        return ExerciseFailed(
-            message + (f" Hint: {hint}" if hint else ""), lines + ((f"  hint:     {hint}",) if hint else ())
-        )
+        return ExerciseFailed(f"{message} Hint: {hint}", (*lines, f"  hint:     {hint}"))
 
     def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> NoReturn:
         """Stop with the standard feedback message."""
@@ -103,9 +129,16 @@ class Checker:
     def runs(self, function: Callable[..., T], *arguments: Any, what: str, expected: str, hint: str | None = None) -> T:
         """``function(*arguments)``, the student's code; if it raises, a failed check that shows the exception."""
         try:
-            return function(*arguments)
+            result = function(*arguments)
+        except NotImplementedError:  # a stub still in place: not attempted (mcp_teach.exercises.catalogue)
+            raise
         except Exception as error:  # reported as feedback
-            self.fail(what, expected, f"it raised {described(error)}", hint)
+            found, where = raised(error)
+            self.fail(what, expected, found, hint or where)
+        if inspect.iscoroutine(result):  # an async def where a plain one is asked for: nothing in it ran
+            result.close()
+            self.fail(what, expected, "a coroutine (an async def's)", hint or "make it a plain def: it is not awaited")
+        return result
 
     def contains(self, container: Container[Any], item: Any, what: str, *, hint: str | None = None) -> None:
         """``item in container``."""

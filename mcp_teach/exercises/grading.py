@@ -9,7 +9,7 @@ Per exercise (found by the tags ``solution``/``check`` + ``exercise:NN.k``):
 - ``pass``: the check cell printed ``✔ Exercise NN.k passed``;
 - ``fail``: the check cell raised (its ``ExerciseFailed`` message is shown), or the solution cell raised
   something other than ``NotImplementedError`` or did not finish in time;
-- ``not attempted``: the check found the exercise's answers undefined (it raises ``ExerciseNotAttempted``
+- ``not attempted``: the check found the exercise's answers undefined or still blank (it raises ``ExerciseNotAttempted``
   while grading), the solution cell still raises ``NotImplementedError`` (an nbgrader-style stub), or the
   run stopped before reaching it (the reason is shown);
 - ``error`` (one row per notebook, no exercise): the notebook could not be graded at all (not valid

@@ -38,7 +38,7 @@ def call_over_streamable_http(check: Checker, product: Any, http_capture: Any) -
         http_capture,
         CaptureTransport,
         "http_capture",
-        hint="http_capture = CaptureTransport(url), and connect teaching_client(http_capture)",
+        hint="the CaptureTransport around the server at url that teaching_client connected through",
     )
     calls = [
         m for m in http_capture.capture.requests("tools/call") if m.message["params"]["name"] == "calculator_multiply"

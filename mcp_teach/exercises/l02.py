@@ -51,7 +51,7 @@ def add_a_tool(check: Checker, power_server: Any, power_capture: Any, power_tool
         check,
         power_capture,
         "power_capture",
-        "power_capture = CaptureTransport(power_server), then connect teaching_client(power_capture)",
+        "the CaptureTransport around power_server that teaching_client connected through",
     )
     wire_tools = listed_tools(capture)
     names = [tool.get("name") for tool in wire_tools]
@@ -164,7 +164,7 @@ def walk_the_pages(check: Checker, pages_capture: Any, all_names: Any, page_size
         check,
         pages_capture,
         "pages_capture",
-        "pages_capture = CaptureTransport(build_calculator_server(list_page_size=3))",
+        "the CaptureTransport around a calculator that lists 3 tools a page",
     )
     requests = capture.requests("tools/list")
     pages = results(capture, "tools/list")

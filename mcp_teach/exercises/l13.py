@@ -23,7 +23,6 @@ do not look at; last, that every tool and prompt has a description: the whole-se
 from __future__ import annotations
 
 import json
-import os
 import re
 import textwrap
 from collections.abc import Callable
@@ -39,8 +38,8 @@ from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from mcp_teach.conformance import WIDTH, ConformanceError, ScenarioResult, SuiteReport, check_server_at
 from mcp_teach.exercises.answers import run_sync
-from mcp_teach.exercises.catalogue import GRADING_VARIABLE, exercise
-from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted, described
+from mcp_teach.exercises.catalogue import exercise
+from mcp_teach.exercises.check import Checker, ExerciseFailed, described
 from mcp_teach.servers import capstone
 
 #: The capstone's steps in the order :func:`~mcp_teach.servers.capstone.build_capstone_server` adds them.
@@ -471,29 +470,11 @@ def _problems(result: ScenarioResult) -> str:
 IN_MEMORY_WIDTH = 100
 
 
-def _placeholder(*arguments: Any) -> None:
-    """What a blank lesson's step function compiles to: a docstring and ``pass``."""
-
-
-def is_placeholder(function: Any) -> bool:
-    """``function`` does nothing but return None: the blank lesson's step, not yet written."""
-    code = getattr(function, "__code__", None)
-    return code is not None and code.co_code == _placeholder.__code__.co_code
-
-
 def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport], list[str]]:
     """Run the step's scenarios against the capstone with ``function``; a failed check names each scenario that
     did not pass (a warning counts: the capstone passes without one) with the suite's words and a hint. Then the
-    step's own checks (``also``, in memory); the reports, and the line those checks print when they pass.
-
-    A blank step (still the placeholder) fails the same way in a lesson, so the student sees what the suite
-    expects; while grading it is *not attempted*, as a blank exercise of any other lesson is."""
+    step's own checks (``also``, in memory); the reports, and the line those checks print when they pass."""
     check.function(function, step.answer, hint=f"{step.answer} is a function taking the server (def {step.answer})")
-    if is_placeholder(function) and os.environ.get(GRADING_VARIABLE):
-        raise ExerciseNotAttempted(
-            f"Exercise {check.exercise_id} — not attempted yet: write the body of {step.answer} in the cell above, "
-            "run that cell, then run this one again."
-        )
     server = check.runs(
         server_with,
         step.answer,

@@ -118,6 +118,8 @@ def _report(run: CellTestRun) -> str:
 @exercise("14.2", answers=("BAD_NAME_TESTS",))
 def bad_names_are_tested(check: Checker, source: Any) -> None:
     check.instance(source, str, "BAD_NAME_TESTS", hint='BAD_NAME_TESTS = """ ... """: the test file, as a string')
+    check.runs(compile, source, "BAD_NAME_TESTS", "exec", what="BAD_NAME_TESTS", expected="Python that compiles",
+               hint="the line it names is in your tests: fix it there")  # fmt: skip
     with patch.dict(os.environ, {API_URL_VARIABLE: NOWHERE}):  # a test that forgets the replay reaches no one
         real = run_cell_tests(source)
     check.true(
