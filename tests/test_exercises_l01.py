@@ -215,7 +215,8 @@ async def envelope(fix: bool = True) -> dict:
 
 def test_01_4_the_solution_passes(run, capsys):
     printed = passes("01.4", run(envelope), capsys)
-    assert "refused with -32602: params._meta is missing the required envelope key(s)" in printed
+    assert "refused with -32602:" in printed
+    assert "io.modelcontextprotocol/clientCapabilities" in printed.split("then accepted")[0]
     assert "supportedVersions: ['2026-07-28']" in printed
 
 

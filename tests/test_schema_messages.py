@@ -98,6 +98,8 @@ LESSONS = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
 #: (lesson, cell) -> (era, why): rule 6, for outputs whose messages do not say their era.
 CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
     ("00", "b768566d"): (LEGACY, "the exercise's stdio session starts with initialize (its step 1)"),
+    ("00", "347187d5"): (LEGACY, "an initialize of 2025-11-25 piped into the stdio server"),
+    ("01", "c7d7f7fa"): (MODERN, "RawMemoryServer: server/discover first, so the connection speaks 2026-07-28"),
     ("02", "2b7dd08d"): (LEGACY, 'teaching_client(legacy, mode="legacy")'),
     ("03", "2afd1aec"): (
         MODERN,
@@ -112,6 +114,7 @@ CELL_ERAS: dict[tuple[str, str], tuple[str, str]] = {
     ("07", "5bd402a7"): (MODERN, "teaching_client(completing): mode auto, in memory"),
     ("07", "100d8e32"): (MODERN, "teaching_client(modern_watch): mode auto, in memory, subscriptions/listen"),
     ("07", "2ff59ae9"): (MODERN, "the listen stream of modern_watch (100d8e32)"),
+    ("07", "cb07c8fc"): (MODERN, "teaching_client(closing): mode auto, in memory, subscriptions/listen"),
     ("07", "a689026b"): (LEGACY, 'teaching_client(legacy_watch, mode="legacy", ...): resources/subscribe'),
     ("09", "l09-12"): (LEGACY, 'legacy_elicit: teaching_client(..., mode="legacy") in l09-11'),
     ("09", "l09-28"): (LEGACY, 'teaching_client(legacy_sample, mode="legacy")'),

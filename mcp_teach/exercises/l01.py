@@ -9,6 +9,7 @@ loop is running.
 
 from __future__ import annotations
 
+import textwrap
 from collections import Counter
 from typing import Any
 
@@ -248,5 +249,6 @@ def missing_envelope_key(check: Checker, discover_server: Any, envelope_error: A
         found=fixed_reply.get("error") if isinstance(fixed_reply, dict) else fixed_reply,
         hint=f"put {CLIENT_CAPABILITIES} back ({{}} is fine)",
     )
-    print(f"refused with {envelope_error['code']}: {envelope_error['message']}")
+    refusal = f"refused with {envelope_error['code']}: {envelope_error['message']}"
+    print(textwrap.fill(refusal, 116, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
     print("then accepted; supportedVersions:", fixed_reply["result"]["supportedVersions"])
