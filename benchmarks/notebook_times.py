@@ -344,7 +344,9 @@ def report(lessons: Sequence[LessonTiming], unit: float) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help=f"notebooks to run (default: the tour and notebooks/{LESSONS})")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help=f"notebooks to run (default: the tour and notebooks/{LESSONS})"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when the budget is exceeded")
     args = parser.parse_args(argv)
     paths = args.notebooks or [NOTEBOOKS / "tour.ipynb", *sorted(NOTEBOOKS.glob(LESSONS))]
