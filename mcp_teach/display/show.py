@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -206,16 +206,19 @@ class _EnvelopeSeen:
     values: ClassVar[dict[str, Any]] = {}
 
 
+def _metas(message: Any) -> Iterator[tuple[str, dict, dict]]:
+    """``(part, params or result, its _meta)`` for each of the message's two places an envelope can be."""
+    for part in ("params", "result"):
+        inner = message.get(part) if isinstance(message, dict) else None
+        meta = inner.get("_meta") if isinstance(inner, dict) else None
+        if isinstance(meta, dict):
+            yield part, inner, meta
+
+
 def fold_envelope(message: Any, keys: set[str] | None = None) -> Any:
     """Copy of ``message`` whose ``params._meta`` / ``result._meta`` envelope ``keys`` (default: all) are folded."""
-    if not isinstance(message, dict):
-        return message
-    folded = dict(message)
-    for part in ("params", "result"):
-        inner = folded.get(part)
-        meta = inner.get("_meta") if isinstance(inner, dict) else None
-        if not isinstance(meta, dict):
-            continue
+    folded = dict(message) if isinstance(message, dict) else message
+    for part, inner, meta in _metas(message):
         hidden = [key for key in meta if key in ENVELOPE_KEYS and (keys is None or key in keys)]
         if not hidden:
             continue
@@ -228,13 +231,7 @@ def fold_envelope(message: Any, keys: set[str] | None = None) -> Any:
 
 def _envelope(message: Any) -> dict[str, Any]:
     """The envelope's keys in the message's ``params._meta`` and ``result._meta``, with their values."""
-    found = {}
-    for part in ("params", "result"):
-        inner = message.get(part) if isinstance(message, dict) else None
-        meta = inner.get("_meta") if isinstance(inner, dict) else None
-        if isinstance(meta, dict):
-            found.update({key: value for key, value in meta.items() if key in ENVELOPE_KEYS})
-    return found
+    return {key: value for _, _, meta in _metas(message) for key, value in meta.items() if key in ENVELOPE_KEYS}
 
 
 def _with_envelope_once(entries: list[Entry], envelope: bool) -> list[Entry]:
