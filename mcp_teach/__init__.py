@@ -11,16 +11,17 @@ notebooks that talk to them:
     wire/         what crossed the wire: capture, messages, HTTP exchanges, stdio bytes, redaction,
                   requests written by hand
     client        the course's client helpers (a fixed identity, a calculator on any connection)
-    conformance   the official conformance suite run against a server (beside client: it serves one and
-                  connects to it; lesson 13's checks use it)
+    course.conformance   the official conformance suite run against a server (beside client: it serves
+                  one and connects to it; lesson 13's checks use it)
     llm/          the offline teaching model, its endpoint, provider choice, the tool loop
     display/      how it looks in a notebook: show, diagrams, explorer
     lessons/      helpers that exist for one lesson
     notebook_setup what the first cell of every lesson calls (beside lessons/)
     exercises/    every exercise's expectations, blank lessons, student copies, grading
-    serve, terminal, authoring, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
-    nbgrader_course   an nbgrader course folder made from the solved lessons (``mcp-teach nbgrader-course``)
-    course_folder ``mcp-teach lessons``: the course copied from the package into a student's folder, kept up to date
+    course/       the course's own tooling, for students and instructors: the course folder (``mcp-teach
+                  lessons``), blank lessons built from the solved ones, the nbgrader course, the terminal
+                  demo and chat, and the conformance runner (which sits lower, beside client)
+    serve, cli    the commands: ``python -m mcp_teach.serve`` and ``mcp-teach``
 
 Import what a lesson needs from its module, e.g.
 ``from mcp_teach.wire.capture import CaptureTransport``.

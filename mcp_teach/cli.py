@@ -29,7 +29,7 @@ def lab(args: argparse.Namespace) -> int:
     No folder named: a clone's ``notebooks/``, else the course folder this is run in, else the course copied from
     the installed package into ``./mcp-teach-course`` (an earlier copy is opened as it is, never overwritten).
     """
-    from mcp_teach.course_folder import CourseFolderError, first_lesson
+    from mcp_teach.course.course_folder import CourseFolderError, first_lesson
 
     folder = args.folder
     if folder is None:
@@ -51,7 +51,7 @@ def lab(args: argparse.Namespace) -> int:
 
 
 def _course_to_open() -> Path:
-    from mcp_teach.course_folder import DEFAULT_FOLDER, MANIFEST, copy_course, first_lesson
+    from mcp_teach.course.course_folder import DEFAULT_FOLDER, MANIFEST, copy_course, first_lesson
 
     clone = Path("notebooks")
     if first_lesson(clone):
@@ -64,7 +64,7 @@ def _course_to_open() -> Path:
 
 def lessons(args: argparse.Namespace) -> int:
     """Copy the course from the installed package into a folder of the student's, or bring that copy up to date."""
-    from mcp_teach.course_folder import CourseFolderError, copy_course
+    from mcp_teach.course.course_folder import CourseFolderError, copy_course
 
     try:
         plan = copy_course(args.folder, update=args.update)
@@ -78,7 +78,7 @@ def lessons(args: argparse.Namespace) -> int:
 
 def execute_notebooks(args: argparse.Namespace) -> int:
     """Re-run the solved lessons in fresh kernels, save their outputs, and rebuild the blank lessons."""
-    from mcp_teach.authoring import SOLUTIONS, course_notebooks, execute_notebook
+    from mcp_teach.course.authoring import SOLUTIONS, course_notebooks, execute_notebook
 
     for path in args.notebooks or course_notebooks(SOLUTIONS):
         print(f"executing {path} ...", file=sys.stderr, flush=True)
@@ -88,7 +88,7 @@ def execute_notebooks(args: argparse.Namespace) -> int:
 
 def build(args: argparse.Namespace) -> int:
     """Rebuild nbgrader's metadata and the blank lessons from notebooks/solutions/ (or the solved lessons named)."""
-    from mcp_teach.authoring import build_lessons
+    from mcp_teach.course.authoring import build_lessons
 
     for path in build_lessons(args.notebooks or None):
         print(f"wrote {path}")
@@ -140,7 +140,7 @@ def grade(args: argparse.Namespace) -> int:
 
 def demo(args: argparse.Namespace) -> int:
     """The whole tour in a terminal."""
-    from mcp_teach.terminal import run_demo
+    from mcp_teach.course.terminal import run_demo
 
     asyncio.run(run_demo(load_settings(), args.transport, args.question, print, url=args.url))
     return 0
@@ -148,7 +148,7 @@ def demo(args: argparse.Namespace) -> int:
 
 def chat(args: argparse.Namespace) -> int:
     """An interactive chat with the calculator through the LLM loop."""
-    from mcp_teach.terminal import run_chat
+    from mcp_teach.course.terminal import run_chat
 
     asyncio.run(run_chat(load_settings(), args.transport, input, print, url=args.url))
     return 0
@@ -357,10 +357,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build_parser_.set_defaults(handler=build)
     add_tap_arguments(commands.add_parser("tap", **TAP_PARSER))
-    from mcp_teach.conformance import add_conformance_parser
+    from mcp_teach.course.conformance import add_conformance_parser
 
     add_conformance_parser(commands)
-    from mcp_teach.nbgrader_course import add_nbgrader_course_parser
+    from mcp_teach.course.nbgrader_course import add_nbgrader_course_parser
 
     add_nbgrader_course_parser(commands)
     return parser

@@ -20,7 +20,7 @@ import psutil
 import pytest
 from support import HANG_TIMEOUT
 
-from mcp_teach.conformance import ConformanceError, find_node
+from mcp_teach.course.conformance import ConformanceError, find_node
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 

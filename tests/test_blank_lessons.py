@@ -1,4 +1,4 @@
-"""The blank lessons students open are generated from notebooks/solutions/ and never stale (mcp_teach.authoring)."""
+"""The blank lessons students open are generated from notebooks/solutions/ and never stale (course.authoring)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from mcp_teach.authoring import NOTEBOOKS, SOLUTIONS, lesson_notebooks, stale_lessons
+from mcp_teach.course.authoring import NOTEBOOKS, SOLUTIONS, lesson_notebooks, stale_lessons
 from mcp_teach.exercises.convention import BEGIN, CHECK, END, PLACEHOLDER, SOLUTION, find_exercises, tags
 
 REPO = Path(__file__).resolve().parent.parent

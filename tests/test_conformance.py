@@ -1,9 +1,9 @@
-"""The conformance runner (:mod:`mcp_teach.conformance`) and the servers it checks.
+"""The conformance runner (:mod:`mcp_teach.course.conformance`) and the servers it checks.
 
 The runner's table and its errors need no Node (or only its start-up); the rest run the pinned official suite
 (npm ``@modelcontextprotocol/conformance``, Node 22+ from the ``capstone`` extra) against servers on streamable
 HTTP in this process: the capstone server must pass every required scenario of both revisions, and each other
-course server every required scenario that needs no fixture (:data:`~mcp_teach.conformance.FIXTURE_FREE`).
+course server every required scenario that needs no fixture (:data:`~mcp_teach.course.conformance.FIXTURE_FREE`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from fastmcp import Client
 from support import HANG_TIMEOUT
 
 from mcp_teach import cli, conformance
-from mcp_teach.conformance import (
+from mcp_teach.course.conformance import (
     FIXTURE_FREE,
     HOW_TO_GET_NODE,
     WIDTH,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_teach.course_folder import MANIFEST, CourseFolderError, copy_course, course_files, course_source
+from mcp_teach.course.course_folder import MANIFEST, CourseFolderError, copy_course, course_files, course_source
 
 REPOSITORY_LESSONS = Path(__file__).resolve().parent.parent / "notebooks"
 MCP_TEACH = [sys.executable, "-c", "import sys; from mcp_teach.cli import main; sys.exit(main())"]

@@ -19,7 +19,7 @@ from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 
-from mcp_teach.conformance import WIDTH
+from mcp_teach.course.conformance import WIDTH
 from mcp_teach.exercises import check
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, is_placeholder
 from mcp_teach.exercises.check import ExerciseFailed, ExerciseNotAttempted

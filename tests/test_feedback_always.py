@@ -17,7 +17,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import mcp_teach
-from mcp_teach.authoring import SOLUTIONS, lesson_notebooks
+from mcp_teach.course.authoring import SOLUTIONS, lesson_notebooks
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, check, expectations
 from mcp_teach.exercises.check import Checker, ExerciseFailed, ExerciseNotAttempted
 from mcp_teach.exercises.convention import BEGIN, END, find_exercises

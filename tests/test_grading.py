@@ -22,7 +22,7 @@ from nbformat.v4 import new_code_cell
 from support import HANG_TIMEOUT
 
 from mcp_teach import cli
-from mcp_teach.authoring import lesson_notebooks
+from mcp_teach.course.authoring import lesson_notebooks
 from mcp_teach.exercises.convention import find_exercises
 from mcp_teach.exercises.grading import ERROR, FAIL, NOT_ATTEMPTED, PASS, grade_notebook
 from mcp_teach.exercises.kernel import Limits

@@ -15,7 +15,8 @@ import mcp_teach
 
 PACKAGE = Path(mcp_teach.__file__).parent
 
-#: Lowest first. A module's layer is its subpackage, or its own name for a top-level module.
+#: Lowest first. A module's layer is its subpackage, or its own name for a top-level module; a dotted name places
+#: one module of a subpackage apart from the rest (the conformance runner, which lesson 13's checks use).
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(names.split())
     for names in (
@@ -23,12 +24,12 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
         "servers",
         "transports",
         "wire",
-        "client conformance",
+        "client course.conformance",
         "llm",
         "display",
         "lessons notebook_setup",
         "exercises",
-        "serve terminal authoring nbgrader_course course_folder",
+        "serve course",
         "cli",
     )
 )
@@ -40,12 +41,13 @@ def module_name(path: Path, package: Path = PACKAGE) -> str:
 
 
 def layer_of(module: str) -> int:
-    """The index in :data:`LAYERS` of ``mcp_teach.<first part>``."""
-    first = module.split(".")[1] if "." in module else "__init__"
-    for index, names in enumerate(LAYERS):
-        if first in names:
-            return index
-    raise AssertionError(f"{module} is in no layer: add {first!r} to LAYERS and to the package docstring")
+    """The index in :data:`LAYERS` of ``mcp_teach.<first part>.<second part>``, else of ``mcp_teach.<first part>``."""
+    parts = module.split(".")[1:] or ["__init__"]
+    for name in (".".join(parts[:2]), parts[0]):
+        for index, names in enumerate(LAYERS):
+            if name in names:
+                return index
+    raise AssertionError(f"{module} is in no layer: add {parts[0]!r} to LAYERS and to the package docstring")
 
 
 def imported_modules(path: Path, root: Path = PACKAGE) -> set[str]:
@@ -156,3 +158,9 @@ def test_serving_imports_nothing_of_the_notebook_side(module):
             todo.extend(graph.get(current, ()))
     heavy = {name for name in reached if layer_of(name) >= layer_of("mcp_teach.client") and name != module}
     assert heavy == set()
+
+
+def test_the_top_level_shows_the_design():
+    """Beside its subpackages the package keeps at most six modules of its own: the rest lives where its job is."""
+    modules = sorted(path.stem for path in PACKAGE.glob("*.py") if path.name != "__init__.py")
+    assert len(modules) <= 6, modules

@@ -30,7 +30,7 @@ from fastmcp import FastMCP
 from starlette.middleware import Middleware
 from support import HANG_TIMEOUT, discover, initialize
 
-from mcp_teach.conformance import quiet_server_logs, run_suite
+from mcp_teach.course.conformance import quiet_server_logs, run_suite
 from mcp_teach.transports.in_process import serve_asgi
 from mcp_teach.transports.sockets import bind_socket
 

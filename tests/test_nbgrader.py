@@ -17,9 +17,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook  # the instructor extra, part of the test extra
 
+from mcp_teach.course.nbgrader_course import write_course
 from mcp_teach.exercises.catalogue import expectations
 from mcp_teach.exercises.convention import BEGIN, END, PLACEHOLDER, find_exercises
-from mcp_teach.nbgrader_course import write_course
 
 REPO = Path(__file__).resolve().parent.parent
 LESSON = REPO / "notebooks" / "solutions" / "02_tools_list.ipynb"

@@ -19,12 +19,12 @@ from teaching_corpus import CASES, FAILS, HELLO, TOOLS, Case
 
 from mcp_teach.client import teaching_client
 from mcp_teach.config import Settings
+from mcp_teach.course.terminal import run_chat
 from mcp_teach.llm import teaching_text
 from mcp_teach.llm.loop import ask
 from mcp_teach.llm.provider import openai_client
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.servers.calculator import build_calculator_server
-from mcp_teach.terminal import run_chat
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 CHINESE = re.compile(r"[\u4e00-\u9fff]")

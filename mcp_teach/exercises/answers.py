@@ -7,7 +7,7 @@ import concurrent.futures
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from mcp_teach.conformance import quiet_server_logs
+from mcp_teach.course.conformance import quiet_server_logs
 from mcp_teach.exercises.check import Checker
 from mcp_teach.wire.messages import Capture, as_capture
 

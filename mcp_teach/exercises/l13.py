@@ -36,7 +36,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 
-from mcp_teach.conformance import WIDTH, ConformanceError, ScenarioResult, SuiteReport, check_server_at
+from mcp_teach.course.conformance import WIDTH, ConformanceError, ScenarioResult, SuiteReport, check_server_at
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, ExerciseFailed, described

@@ -1,6 +1,6 @@
 """The capstone MCP server: every fixture the official conformance suite calls by name, in both protocol eras.
 
-The suite (npm ``@modelcontextprotocol/conformance``, run by :mod:`mcp_teach.conformance`) asks a server under
+The suite (npm ``@modelcontextprotocol/conformance``, run by :mod:`mcp_teach.course.conformance`) asks a server under
 test for tools, resources and prompts with fixed names (``test_simple_text``, ``test://static-text``,
 ``test_simple_prompt``...) and checks what comes back. Lesson 13 writes this server step by step: each ``add_*``
 function below is a cell of ``notebooks/solutions/13_capstone.ipynb`` (exported here; a test holds them equal),

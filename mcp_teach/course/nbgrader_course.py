@@ -57,8 +57,8 @@ def write_course(
 
 def nbgrader_course_command(args: argparse.Namespace) -> int:
     """``mcp-teach nbgrader-course DIR``: print what was written and what was kept."""
-    from mcp_teach.authoring import lesson_notebooks
-    from mcp_teach.course_folder import SOLUTIONS, CourseFolderError, course_source
+    from mcp_teach.course.authoring import lesson_notebooks
+    from mcp_teach.course.course_folder import SOLUTIONS, CourseFolderError, course_source
 
     try:
         lessons = lesson_notebooks(args.lessons or course_source() / SOLUTIONS)
