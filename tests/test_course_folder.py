@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from mcp_teach.course.course_folder import MANIFEST, CourseFolderError, copy_course, course_files, course_source
+from mcp_teach.course.course_folder import (
+    MANIFEST,
+    SOLUTIONS,
+    CourseFolderError,
+    copy_course,
+    course_files,
+    course_source,
+)
 
 REPOSITORY_LESSONS = Path(__file__).resolve().parent.parent / "notebooks"
 MCP_TEACH = [sys.executable, "-c", "import sys; from mcp_teach.cli import main; sys.exit(main())"]
@@ -40,7 +47,7 @@ def copy(folder: Path, release: Path, update: bool = False) -> list[str]:
 def test_the_course_is_every_numbered_lesson_and_its_solved_copy():
     files = course_files(course_source())
     lessons = sorted(path.name for path in REPOSITORY_LESSONS.glob("[0-9][0-9]_*.ipynb"))
-    assert [name for name in files if "/" not in name] == ["tour.ipynb", *lessons]
+    assert [name for name in files if "/" not in name] == ["tour.ipynb", *lessons, "conftest.py", "nbval_sanitize.cfg"]
     assert [name for name in files if "/" in name] == [f"solutions/{name}" for name in ["tour.ipynb", *lessons]]
 
 
@@ -48,7 +55,8 @@ def test_lessons_copies_the_course_and_a_second_run_has_nothing_to_do(tmp_path):
     first = mcp_teach("lessons", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     folder = tmp_path / "mcp-teach-course"
-    copied = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*.ipynb"))
+    copied = sorted(path.relative_to(folder).as_posix() for path in folder.rglob("*") if path.name != MANIFEST)
+    copied.remove(SOLUTIONS)
     assert copied == sorted(course_files(course_source()))
     assert (folder / "03_tools_call.ipynb").read_bytes() == (REPOSITORY_LESSONS / "03_tools_call.ipynb").read_bytes()
     assert "open them with: mcp-teach lab mcp-teach-course" in first.stdout

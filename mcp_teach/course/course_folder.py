@@ -24,6 +24,8 @@ LESSONS = "[0-9][0-9]_*.ipynb"
 #: The short tour that comes before the lessons (beside them, and its solved copy in ``solutions/``).
 TOUR = "tour.ipynb"
 SOLUTIONS = "solutions"
+#: Beside the lessons, so that ``pytest`` in the folder runs them under nbval as the course's own tests do.
+TEST_FILES = ("conftest.py", "nbval_sanitize.cfg")
 MANIFEST = ".mcp-teach-course.json"
 DEFAULT_FOLDER = Path("mcp-teach-course")
 
@@ -45,9 +47,11 @@ def course_source(sources: tuple[Path, ...] = SOURCES) -> Path:
 
 
 def course_files(source: Path) -> dict[str, Path]:
-    """Every file of the course by its name in the folder (``tour.ipynb``, ``00_setup.ipynb``, ``solutions/…``)."""
+    """Every file of the course by its name in the folder (``tour.ipynb``, ``00_setup.ipynb``, ``solutions/…``,
+    then the two files nbval runs them with)."""
     tours = [path for path in (source / TOUR, source / SOLUTIONS / TOUR) if path.is_file()]
     found = [*tours[:1], *sorted(source.glob(LESSONS)), *tours[1:], *sorted((source / SOLUTIONS).glob(LESSONS))]
+    found += [source / name for name in TEST_FILES if (source / name).is_file()]
     return {path.relative_to(source).as_posix(): path for path in found}
 
 
@@ -153,10 +157,10 @@ def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
     version = mcp_teach.__version__
     folder = plan.folder
     if plan.first_copy:
-        lessons = sum(1 for name in written if "/" not in name)
+        lessons = sum(1 for name in written if "/" not in name and name.endswith(".ipynb"))
         return [
             f"copied the course of mcp-teach {version} into {folder}: {lessons} lessons and their solved copies "
-            f"in {folder / SOLUTIONS}"
+            f"in {folder / SOLUTIONS}; `pytest` there runs them as the course's tests do (pip install nbval)"
         ]
     lines = []
     if plan.new:
