@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -112,15 +112,22 @@ def printed_so_far(stderr: IO[bytes]) -> str:
 
 
 def start_console(
-    command: Sequence[str], ready: re.Pattern[str], *, timeout: float = START_SECONDS
+    command: Sequence[str],
+    ready: re.Pattern[str],
+    *,
+    timeout: float = START_SECONDS,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> tuple[subprocess.Popen[bytes], IO[bytes], str]:
-    """Start ``command`` as its own process, as typed in a terminal; return once its stderr holds ``ready``.
+    """Start ``command`` as its own process, as typed in a terminal (in ``cwd``, with ``env`` added to this
+    process's environment); return once its stderr holds ``ready``.
 
     Returns the process, its stderr (a temporary file, closed by :func:`stop_console`) and what it printed.
     ``ready`` should match through the end of a line: a read may catch a line half-written.
     """
     stderr = tempfile.TemporaryFile()  # noqa: SIM115  (closed by stop_console)
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=plain_environment())
+    environment = {**plain_environment(), **(env or {})}
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, env=environment, cwd=cwd)
     deadline = time.monotonic() + timeout
     try:
         while True:
