@@ -23,6 +23,8 @@ import pytest
 
 #: The variables that name the temporary folder (POSIX, then Windows).
 TEMPORARY_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+#: Where a lesson makes the project a learner keeps (lesson 13's my-capstone/): not in the repository.
+PROJECT_PARENT = "MCP_TEACH_PROJECT_PARENT"
 #: The ini option: how long the kernel's processes get to end after the kernel did (a stdio server notices its
 #: closed stdin); generous for a busy machine, and only a leftover makes the run wait that long.
 EXIT_SECONDS = "nbval_leftovers_exit_seconds"
@@ -70,8 +72,10 @@ def pytest_runtest_setup(item: pytest.Item):
         return (yield)
     state = _Notebook(Path(tempfile.mkdtemp(prefix=f"{Path(notebook.name).stem}-", dir=_session_folder(item.config))))
     notebook.stash[_STATE] = state
-    saved = {name: os.environ.get(name) for name in TEMPORARY_VARIABLES}
+    saved = {name: os.environ.get(name) for name in (*TEMPORARY_VARIABLES, PROJECT_PARENT)}
     os.environ.update(dict.fromkeys(TEMPORARY_VARIABLES, str(state.folder)))
+    # Lesson 13's project folder, which a learner keeps beside the lesson: here in the session's folder.
+    os.environ[PROJECT_PARENT] = tempfile.mkdtemp(prefix="projects-", dir=state.folder.parent)
     try:
         result = yield
     finally:
