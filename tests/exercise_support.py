@@ -192,6 +192,8 @@ class SolvedLesson:
         """Run the solution cell of ``exercise_id`` (top-level ``await`` included); return the namespace it leaves."""
         namespace = dict(self.defined() if callable(self.defined) else self.defined)
         source = self.solution_source(exercise_id)
+        if source.startswith("%%"):  # a cell magic (lesson 13's %%server_part): the kernel runs the cell's body
+            source = source.partition("\n")[2]
         result = eval(compile(source, f"<{exercise_id}>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT), namespace)
         if inspect.isawaitable(result):
             await result

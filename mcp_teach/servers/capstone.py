@@ -2,14 +2,15 @@
 
 The suite (npm ``@modelcontextprotocol/conformance``, run by :mod:`mcp_teach.course.conformance`) asks a server under
 test for tools, resources and prompts with fixed names (``test_simple_text``, ``test://static-text``,
-``test_simple_prompt``...) and checks what comes back. Lesson 13 writes this server step by step: each ``add_*``
-function below is a cell of ``notebooks/solutions/13_capstone.ipynb`` (exported here; a test holds them equal),
-and :func:`build_capstone_server` is their composition. Plain fastmcp decorators where fastmcp can, the mcp SDK
-where it must (resource subscriptions, the ``subscriptions/listen`` stream, a request the server sends to the
-client). What each fixture must return is read from the suite's scenarios (``src/scenarios/server/*.ts`` in
+``test_simple_prompt``...) and checks what comes back. This is the course's reference solution of lesson 13, where the
+learner writes the same steps into a project of their own (``my-capstone/``, which imports nothing of the course:
+:mod:`mcp_teach.lessons.l13_project`); ``tests/test_learner_project.py`` holds the two to the same suites and the same
+tools, resources and prompts. Each ``add_*`` function below is a step of the lesson, and :func:`build_capstone_server`
+is their composition; the exercises' checks put a learner's step in place of one. Plain fastmcp decorators where fastmcp
+can, the mcp SDK where it must (resource subscriptions, the ``subscriptions/listen`` stream, a request the server sends
+to the client). What each fixture must return is read from the suite's scenarios (``src/scenarios/server/*.ts`` in
 github.com/modelcontextprotocol/conformance); the python-sdk's conformance "everything server"
-(``examples/servers/everything-server`` in github.com/modelcontextprotocol/python-sdk) was the reference for the
-values.
+(``examples/servers/everything-server`` in github.com/modelcontextprotocol/python-sdk) was the reference for the values.
 
 Run it with ``mcp-teach serve --server capstone``, or check it with
 ``mcp-teach conformance --server capstone --requirements 2026-07-28``.
