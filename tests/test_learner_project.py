@@ -1,0 +1,249 @@
+"""The learner's project from lesson 13, end to end, outside the repository.
+
+The solved lesson's ``%%server_part`` and ``%%project_file`` cells are written into a temporary ``my-capstone/``
+as the lesson writes them (:class:`ServerModule`, no kernel). The folder is installed into a fresh virtual
+environment that sees the test environment's packages through a ``.pth`` file (as ``tests/test_wheel.py`` does;
+nothing is downloaded but the build backend, which pip takes from its index as for the course's own wheel). There
+the project's dependencies hold no JupyterLab, matplotlib, openai or mcp-teach; its own pytest passes; its
+``my-capstone`` command, judged by URL, passes every scenario of both revisions; MCP Inspector's CLI lists its
+tools over stdio; each host entry starts it. The course's capstone, the reference solution, offers the same
+tools, resources and prompts (less lesson 14's GitHub tool).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import sysconfig
+import venv
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+
+import nbformat
+import pytest
+from fastmcp import Client
+from packaging.requirements import Requirement
+from support import initialize
+
+from mcp_teach.course.conformance import run_suite
+from mcp_teach.lessons.l13_project import PACKAGE, ServerModule, start_project
+from mcp_teach.lessons.l14_ship import run_inspector
+from mcp_teach.servers.capstone import build_capstone_server
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = ROOT / "notebooks" / "solutions" / "13_capstone.ipynb"
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+UNWANTED = {"jupyterlab", "matplotlib", "openai", "mcp-teach"}
+TIMEOUT = 120
+
+
+def write_project(notebook: Path, folder: Path) -> ServerModule:
+    """The folder the solved lesson writes: its start_project docstring, parts and project files."""
+    cells = [cell.source for cell in nbformat.read(notebook, as_version=4).cells if cell.cell_type == "code"]
+    [setup] = [source for source in cells if "start_project(" in source]
+    docstring = re.search(r'start_project\("(.+?)"\)', setup)[1].replace("\\'", "'")
+    module = start_project(docstring, folder)
+    for source in cells:
+        first, _, body = source.partition("\n")
+        body = "\n".join(line for line in body.split("\n") if line.strip() not in MARKERS)
+        if first.startswith("%%server_part "):
+            module.save(first.split()[1], body)
+        elif first.startswith("%%project_file "):
+            (folder / first.split()[1]).write_text(body, encoding="utf-8")
+    return module
+
+
+def run(command: list[str], **options) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT, check=False, **options)
+    assert done.returncode == 0, f"{command[:4]} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def closure(requirements: list[str]) -> set[str]:
+    """Every distribution the requirements pull in, by their installed metadata: markers evaluated for this Python
+    and for the extras asked for (``pyjwt[crypto]`` brings ``cryptography``)."""
+    seen: set[tuple[str, str]] = set()
+    todo = [(Requirement(text), "") for text in requirements]
+    while todo:
+        requirement, extra = todo.pop()
+        if requirement.marker and not requirement.marker.evaluate({"extra": extra}):
+            continue
+        name = re.sub(r"[-_.]+", "-", requirement.name).lower()
+        for wanted in ("", *requirement.extras):
+            if (name, wanted) in seen:
+                continue
+            seen.add((name, wanted))
+            try:
+                todo += [(Requirement(text), wanted) for text in distribution(name).requires or []]
+            except PackageNotFoundError:
+                continue
+    return {name for name, _ in seen}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("learner") / "my-capstone"
+    write_project(LESSON, folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def installed(project, tmp_path_factory) -> Path:
+    """The ``bin`` folder of a fresh virtual environment with the project installed (no dependencies fetched)."""
+    environment = tmp_path_factory.mktemp("venv") / "venv"
+    venv.create(environment, with_pip=False, symlinks=os.name != "nt")
+    python = environment / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    purelib = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"]).stdout.strip()
+    Path(purelib, "test-environment.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    # The build backend comes from pip's index, as for the course's own wheel (tests/test_wheel.py): the
+    # environment's setuptools is too old to build a wheel without the `wheel` package.
+    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(project)])
+    return python.parent
+
+
+def clean_env(bin_folder: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH" and not key.startswith("MCP_")}
+    return env | {"PATH": f"{bin_folder}{os.pathsep}{env['PATH']}"}
+
+
+def test_the_written_server_is_the_lessons_parts_in_order(project) -> None:
+    source = (project / "src" / PACKAGE / "server.py").read_text()
+    names = re.findall(r"^# --- part: ([\w-]+) -+$", source, re.MULTILINE)
+    assert names[:4] == ["spec-errors", "asking-the-client", "subscriptions", "new-server"]
+    assert names[-1] == "build-server" and source.endswith('if __name__ == "__main__":\n    main()\n')
+    assert "mcp_teach" not in source
+
+
+def test_the_dependencies_are_fastmcps_only(project) -> None:
+    import tomllib
+
+    declared = tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert declared == ["fastmcp>=4.2,<5", "mcp>=2.3,<3"]
+    pulled = closure(declared)
+    assert "fastmcp" in pulled and not pulled & UNWANTED, pulled & UNWANTED
+
+
+def test_its_own_tests_pass_in_its_folder(project, installed) -> None:
+    python = str(installed / "python")
+    done = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=clean_env(installed))
+    assert re.search(r"\b3 passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
+
+
+def test_installed_and_judged_by_url_it_passes_both_revisions(project, installed, node_folder, tmp_path) -> None:
+    port = _free_port()
+    command = [str(installed / "my-capstone"), "--transport", "streamable-http", "--port", str(port)]
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(command, cwd=tmp_path, env=clean_env(installed), stdout=log, stderr=log)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        _wait_for(port, server)
+
+        async def judge():
+            return await asyncio.gather(
+                *(run_suite(url, revision, node_folder=node_folder) for revision in ("2026-07-28", "2025-11-25"))
+            )
+
+        modern, legacy = asyncio.run(judge())
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        log.close()
+    for report in (modern, legacy):
+        failing = [result.scenario for result in report.scored if not result.passed]
+        assert not failing, f"{report.revision}: {failing}"
+    assert (len(modern.scored), len(legacy.scored)) == (37, 30)
+
+
+def test_the_inspector_lists_its_tools_over_stdio(installed) -> None:
+    listed = run_inspector("--method", "tools/list", server=[str(installed / "my-capstone")])
+    if listed.returncode != 0 and "my-capstone" not in listed.stderr:
+        pytest.skip(f"MCP Inspector's CLI does not start here: {listed.stderr[-300:]}")
+    assert listed.returncode == 0, listed.stderr
+    names = {tool["name"] for tool in json.loads(listed.stdout)["tools"]}
+    assert {"test_simple_text", "test_trigger_resource_update"} <= names
+
+
+def host_entries(installed: Path) -> dict[str, dict]:
+    """A Claude Desktop entry and a VS Code entry for the installed command (absolute: a host has its own PATH)."""
+    command = str(installed / "my-capstone")
+    return {
+        "Claude Desktop": {"command": command, "args": [], "env": {}},
+        "VS Code": {"type": "stdio", "command": command, "args": ["--transport", "stdio"], "env": {}},
+    }
+
+
+@pytest.mark.parametrize("host", ["Claude Desktop", "VS Code"])
+def test_each_host_entry_starts_it(installed, host, tmp_path) -> None:
+    entry = host_entries(installed)[host]
+    minimal = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **entry["env"]}  # what a host passes, little more
+    server = subprocess.Popen(
+        [entry["command"], *entry["args"]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=tmp_path,
+        env=minimal,
+    )
+    answers = []
+    try:
+        for message in (initialize("2025-11-25"), None, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
+            if message is None:
+                server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+                continue
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            answers.append(json.loads(server.stdout.readline()))
+    finally:
+        server.stdin.close()
+        assert server.wait(timeout=TIMEOUT) == 0
+        server.stdout.close()
+    assert answers[0]["result"]["serverInfo"]["name"] == "my-capstone"
+    assert "test_simple_text" in [tool["name"] for tool in answers[1]["result"]["tools"]]
+
+
+def test_the_reference_solution_offers_what_the_learners_server_offers(project, run) -> None:
+    sys.path.insert(0, str(project / "src"))
+    try:
+        from my_capstone.server import build_server
+    finally:
+        sys.path.remove(str(project / "src"))
+
+    async def offers(server) -> tuple[set[str], ...]:
+        async with Client(server) as client:
+            tools = {tool.name for tool in await client.list_tools()}
+            resources = {str(resource.uri) for resource in await client.list_resources()}
+            templates = {template.uri_template for template in await client.list_resource_templates()}
+            prompts = {prompt.name for prompt in await client.list_prompts()}
+        return tools, resources, templates, prompts
+
+    learners, reference = run(offers, build_server()), run(offers, build_capstone_server())
+    github = {"github_repository"}
+    assert learners == (reference[0] - github, *reference[1:])
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for(port: int, server: subprocess.Popen) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert server.poll() is None, "my-capstone exited"
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("my-capstone did not answer")
