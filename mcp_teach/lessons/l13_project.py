@@ -17,6 +17,7 @@ another parent folder in ``MCP_TEACH_PROJECT_PARENT`` so nothing is left in the 
 from __future__ import annotations
 
 import contextlib
+import linecache
 import os
 import re
 import sys
@@ -69,7 +70,10 @@ def start_project(docstring: str, folder: Path | None = None) -> ServerModule:
     if shell is not None:
 
         def server_part(line: str, cell: str) -> None:
-            exec(compile(shell.transform_cell(cell), f"<server part {line.strip()}>", "exec"), shell.user_ns)
+            code = shell.transform_cell(cell)
+            name = f"<server part {line.strip()}>"
+            linecache.cache[name] = (len(code), None, code.splitlines(keepends=True), name)  # as IPython keeps a cell
+            exec(compile(code, name, "exec"), shell.user_ns)
             module.save(line.strip(), cell)
 
         def project_file(line: str, cell: str) -> None:
