@@ -65,7 +65,12 @@ def view_builders() -> set[object]:
 
 
 def python_of(cell_source: str) -> str:
-    """A code cell's source as Python: each IPython magic or shell line (``%pip ...``, ``!ls``) becomes ``pass``."""
+    """A code cell's source as Python: each IPython magic or shell line (``%pip ...``, ``!ls``) becomes ``pass``;
+    of a cell magic's cell, lesson 13's ``%%server_part`` runs its body as Python, any other (``%%project_file``,
+    a file's text) is no Python at all."""
+    if cell_source.startswith("%%"):
+        first, _, body = cell_source.partition("\n")
+        return body if first.startswith("%%server_part") else "pass"
     return "\n".join(
         line[: len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!")) else line
         for line in cell_source.splitlines()

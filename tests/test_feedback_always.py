@@ -126,6 +126,8 @@ class EarlierCells(dict):
 def first_run_all(exercise_id: str) -> dict[str, Any]:
     """What the blank lesson's solution cell of ``exercise_id`` defines when it runs (placeholder and all)."""
     source, cell = strip_solution(SOLVED[exercise_id][0]), f"<cell {exercise_id}>"
+    if source.startswith("%%"):  # a cell magic (lesson 13's %%server_part): the kernel runs the cell's body
+        source = source.partition("\n")[2]
     linecache.cache[cell] = (len(source), None, source.splitlines(keepends=True), cell)  # as IPython keeps a cell's
     code = compile(source, cell, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     defined = EarlierCells()
