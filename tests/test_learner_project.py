@@ -30,9 +30,11 @@ from packaging.requirements import Requirement
 from support import initialize
 
 from mcp_teach.course.conformance import run_suite
+from mcp_teach.display.console import console_script
 from mcp_teach.lessons.l13_project import PACKAGE, ServerModule, start_project
 from mcp_teach.lessons.l14_ship import run_inspector
 from mcp_teach.servers.capstone import build_capstone_server
+from mcp_teach.wire.host_tap_recording import load_tap
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSON = ROOT / "notebooks" / "solutions" / "13_capstone.ipynb"
@@ -167,18 +169,23 @@ def test_the_inspector_lists_its_tools_over_stdio(installed) -> None:
     assert {"test_simple_text", "test_trigger_resource_update"} <= names
 
 
-def host_entries(installed: Path) -> dict[str, dict]:
-    """A Claude Desktop entry and a VS Code entry for the installed command (absolute: a host has its own PATH)."""
+def host_entries(installed: Path, record: Path) -> dict[str, dict]:
+    """Claude Desktop's and VS Code's entries for the installed command, plain and through the tap (absolute
+    paths: a host has a PATH of its own)."""
     command = str(installed / "my-capstone")
+    tap = {"command": console_script("mcp-teach"), "args": ["tap", "--out", str(record), "--", command]}
     return {
         "Claude Desktop": {"command": command, "args": [], "env": {}},
         "VS Code": {"type": "stdio", "command": command, "args": ["--transport", "stdio"], "env": {}},
+        "Claude Desktop, tapped": {**tap, "env": {}},
+        "VS Code, tapped": {"type": "stdio", **tap, "env": {}},
     }
 
 
-@pytest.mark.parametrize("host", ["Claude Desktop", "VS Code"])
+@pytest.mark.parametrize("host", ["Claude Desktop", "VS Code", "Claude Desktop, tapped", "VS Code, tapped"])
 def test_each_host_entry_starts_it(installed, host, tmp_path) -> None:
-    entry = host_entries(installed)[host]
+    record = tmp_path / "session.jsonl"
+    entry = host_entries(installed, record)[host]
     minimal = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **entry["env"]}  # what a host passes, little more
     server = subprocess.Popen(
         [entry["command"], *entry["args"]],
@@ -204,6 +211,9 @@ def test_each_host_entry_starts_it(installed, host, tmp_path) -> None:
         server.stdout.close()
     assert answers[0]["result"]["serverInfo"]["name"] == "my-capstone"
     assert "test_simple_text" in [tool["name"] for tool in answers[1]["result"]["tools"]]
+    if "tapped" in host:
+        sent = [wire.message["method"] for wire in load_tap(record).messages if "method" in wire.message]
+        assert sent == ["initialize", "notifications/initialized", "tools/list"]
 
 
 def test_the_reference_solution_offers_what_the_learners_server_offers(project, run) -> None:
