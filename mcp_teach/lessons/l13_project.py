@@ -49,7 +49,8 @@ class ServerModule:
 
     def text(self) -> str:
         parts = [f"{PART_LINE.format(name=name)[:120]}\n{source}" for name, source in self.parts.items()]
-        return "\n\n\n".join([f'"""{self.docstring}\n"""', *parts, FOOTER])
+        docstring = f'"""{self.docstring}\n"""' if "\n" in self.docstring else f'"""{self.docstring}"""'
+        return "\n\n\n".join([docstring, *parts, FOOTER])
 
 
 def project_folder() -> Path:
