@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from exercise_support import failed_with, passed
@@ -42,16 +41,6 @@ def transport_with(transport: CaptureTransport, change: Change) -> CaptureTransp
 
 def hint_of(feedback: str) -> str:
     return feedback.split("Hint:", 1)[1]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def objects_alive_before_frozen() -> Iterator[None]:
-    """Every check collects garbage (a coroutine it left unawaited warns there); the objects alive before these tests
-    (the modules imported, earlier tests' fixtures) are frozen, so a check walks only what it made, in milliseconds."""
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 @pytest.fixture(scope="module")

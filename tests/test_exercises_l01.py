@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import copy
-import gc
 from collections import Counter
-from collections.abc import Iterator
 
 import pytest
 from support import discover, initialize
@@ -25,16 +23,6 @@ ANSWERS = {
     "01.3": ("my_version", "raw", "negotiated"),
     "01.4": ("discover_server", "envelope_error", "fixed_reply"),
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def objects_alive_before_frozen() -> Iterator[None]:
-    """Every check collects garbage (a coroutine it left unawaited warns there); the objects alive before these tests
-    (the modules imported, earlier tests' fixtures) are frozen, so a check walks only what it made, in milliseconds."""
-    gc.collect()
-    gc.freeze()
-    yield
-    gc.unfreeze()
 
 
 def classify(message: dict) -> str:
