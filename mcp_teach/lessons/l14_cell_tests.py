@@ -19,6 +19,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -81,18 +82,11 @@ def run_cell_tests(source: str, *, file_name: str = "test_cell.py") -> CellTestR
         def run() -> None:
             exit_code.append(pytest.main(arguments, plugins=[outcomes]))
 
-        autoload = os.environ.get(NO_AUTOLOAD)
-        os.environ[NO_AUTOLOAD] = "1"
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                thread = threading.Thread(target=run, name="cell-tests")
-                thread.start()
-                thread.join()
-        finally:
-            if autoload is None:
-                del os.environ[NO_AUTOLOAD]
-            else:
-                os.environ[NO_AUTOLOAD] = autoload
+        no_output, no_errors = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+        with mock.patch.dict(os.environ, {NO_AUTOLOAD: "1"}), no_output, no_errors:
+            thread = threading.Thread(target=run, name="cell-tests")
+            thread.start()
+            thread.join()
     for name in [name for name, module in sys.modules.items() if getattr(module, "__file__", None) == str(path)]:
         del sys.modules[name]
     counts = ", ".join(f"{number} {outcome}" for outcome, number in sorted(outcomes.counts.items()))
