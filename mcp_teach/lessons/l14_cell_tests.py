@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -27,6 +28,8 @@ import pytest
 PYTEST_OPTIONS = ("-q", "-p", "no:cacheprovider", "-p", "anyio", "--import-mode=importlib", "-o", "addopts=")
 #: Set while pytest starts: no other installed plugin is loaded (nbval, hypothesis... would take seconds).
 NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+#: Terminal colour codes: pytest writes them into a report's text when the environment forces colour.
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True, repr=False)
@@ -62,12 +65,14 @@ class _Outcomes:
                 outcome, reason = ("xfailed" if report.skipped else "xpassed"), report.wasxfail
             self.counts[outcome] += 1
             label = {"xfailed": "XFAIL", "xpassed": "XPASS"}.get(outcome, outcome.upper())
+            reason = _COLOURS.sub("", reason)  # PY_COLORS or FORCE_COLOR in the kernel's environment colours them
             self.lines.append(f"{label} {report.nodeid}" + (f" - {reason.splitlines()[0]}" if reason.strip() else ""))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.counts["error"] += 1
-            self.lines.append(f"ERROR {report.nodeid} - {str(report.longrepr).strip().splitlines()[-1]}")
+            reason = _COLOURS.sub("", str(report.longrepr)).strip()
+            self.lines.append(f"ERROR {report.nodeid} - {reason.splitlines()[-1]}")
 
 
 def run_cell_tests(source: str, *, file_name: str = "test_cell.py") -> CellTestRun:
