@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import signal
+import socket
 import sys
 
 import anyio
@@ -71,8 +72,9 @@ def run_server(
         url = server_url(host, sock.getsockname()[1], path)
         needs = "class token required; " if token else ""
         announce = f"mcp-teach {server_name}: {transport} on {url}  ({describe_mode(workers, stateless)}{needs}"
-        print(f"{announce}Ctrl-C stops it)", file=sys.stderr, flush=True)
+        announce += "Ctrl-C stops it)"
         if workers > 1:
+            print(announce, file=sys.stderr, flush=True)
             settings = class_mode.AppSettings(transport, path, host, stateless, token, server_name)
             class_mode.serve_workers(sock, settings, workers)
             return
@@ -80,4 +82,18 @@ def run_server(
         config = uvicorn.Config(app, lifespan="on", **QUIET_UVICORN)
         # Under anyio.run, as fastmcp's own run() serves: sniffio then knows the event loop for the whole run, not
         # once per request (27 k fewer instructions per tools/call; benchmarks/http_call_instructions.py).
-        anyio.run(functools.partial(uvicorn.Server(config).serve, sockets=[sock]))
+        anyio.run(functools.partial(AnnouncingServer(config, announce).serve, sockets=[sock]))
+
+
+class AnnouncingServer(uvicorn.Server):
+    """Prints ``announce`` once started: uvicorn's Ctrl-C handling is in place by then. A Ctrl-C sent the moment the
+    line appeared used to land before it, and was lost where Ctrl-C starts ignored (a shell's background job)."""
+
+    def __init__(self, config: uvicorn.Config, announce: str) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            print(self.announce, file=sys.stderr, flush=True)
