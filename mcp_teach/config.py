@@ -153,38 +153,33 @@ def check_token(raw: str) -> str:
     return raw
 
 
+def _checked(valid: Callable[[str], bool], convert: Callable[[str], Any] = str) -> Callable[[str], Any]:
+    """A converter: ``convert(raw)`` if ``valid(raw)``, else a ``ValueError``."""
+
+    def read(raw: str) -> Any:
+        if not valid(raw):
+            raise ValueError(raw)
+        return convert(raw)
+
+    return read
+
+
 def _one_of(choices: tuple[str, ...]) -> Callable[[str], Any]:
     """A converter to one of ``choices``, whatever the case and with ``_`` for ``-`` (``STREAMABLE_HTTP``)."""
+    return _checked(lambda raw: _choice(raw) in choices, _choice)
 
-    def convert(raw: str) -> str:
-        value = raw.lower().replace("_", "-")
-        if value not in choices:
-            raise ValueError(raw)
-        return value
 
-    return convert
+def _choice(raw: str) -> str:
+    return raw.lower().replace("_", "-")
 
 
 def _int_between(low: int, high: int) -> Callable[[str], int]:
-    def convert(raw: str) -> int:
-        number = int(raw)
-        if not low <= number <= high:
-            raise ValueError(raw)
-        return number
-
-    return convert
+    return _checked(lambda raw: low <= int(raw) <= high, int)
 
 
-def _url_path(raw: str) -> str:
-    if not raw.startswith("/") or " " in raw:
-        raise ValueError(raw)
-    return raw
-
-
-def _folder(raw: str) -> Path:
-    if "\0" in raw:
-        raise ValueError(raw)
-    return Path(raw).expanduser()
+_url_path = _checked(lambda raw: raw.startswith("/") and " " not in raw)
+_folder = _checked(lambda raw: "\0" not in raw, lambda raw: Path(raw).expanduser())
+_http_url = _checked(lambda raw: raw.startswith(("http://", "https://")), lambda raw: raw.rstrip("/"))
 
 
 def _hours(raw: str) -> tuple[time, time]:
@@ -197,12 +192,6 @@ def _hours(raw: str) -> tuple[time, time]:
     if not begin < until:
         raise ValueError(raw)
     return begin, until
-
-
-def _http_url(raw: str) -> str:
-    if not raw.startswith(("http://", "https://")):
-        raise ValueError(raw)
-    return raw.rstrip("/")
 
 
 _URL = "an http:// or https:// URL"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -351,3 +352,25 @@ def test_command_line_parsing_errors(capsys, monkeypatch, tmp_path):
 )
 def test_loopback_detection(host, loopback):
     assert is_loopback(host) is loopback
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+@pytest.mark.skipif(os.name != "posix", reason="Ctrl-C is SIGINT on POSIX")
+def test_ctrl_c_the_moment_the_address_appears_stops_the_server(transport: str):
+    """The address is printed once the server is up, its Ctrl-C handling in place: Ctrl-C right then stops it. Started
+    as a shell's background job or a pytest-xdist worker starts it, Ctrl-C ignored until the server handles it (a
+    Ctrl-C that came before was lost, and the server never stopped)."""
+    command = [MCP_TEACH, "serve", "--transport", transport, "--port", "0"]
+    ignoring = {"preexec_fn": lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)}
+    servers = [subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **ignoring) for _ in "ab"]
+    try:
+        for server in servers:
+            assert b"Ctrl-C stops it" in server.stderr.readline()
+            server.send_signal(signal.SIGINT)
+        assert [server.wait(timeout=20) for server in servers] == [0, 0]
+    finally:
+        for server in servers:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+            server.stderr.close()

@@ -59,13 +59,13 @@ def test_03_1_the_lesson_solution_passes(run, capsys: pytest.CaptureFixture[str]
     assert "✔ Exercise 03.1 passed" in out
 
 
-async def _answered(server: FastMCP) -> dict[str, Any]:
+async def _answered(server: FastMCP, divisors: tuple[int, ...] = (0, 4)) -> dict[str, Any]:
     """03.1's step 3 on ``server``: list the tools, divide by 0, then by 4, all captured."""
     capture = CaptureTransport(server)
     async with teaching_client(capture) as client:
         await client.list_tools()
-        await client.call_tool("divide", {"a": 1, "b": 0}, raise_on_error=False)
-        await client.call_tool("divide", {"a": 1, "b": 4})
+        for b in divisors:
+            await client.call_tool("divide", {"a": 1, "b": b}, raise_on_error=False)
     return {"structured_server": server, "structured_capture": capture}
 
 
@@ -88,6 +88,7 @@ async def _structured() -> dict[str, Any]:
     return await _answered(server)
 
 
+@pytest.mark.wrong_answer("03.1")
 def test_03_1_an_error_that_breaks_the_output_schema_fails(run) -> None:
     namespace = run(_structured)  # fastmcp's own schema for -> float: {"result": number}, required
     message = failed_with("03.1", namespace, "structuredContent for b = 0 against divide's outputSchema")
@@ -95,6 +96,7 @@ def test_03_1_an_error_that_breaks_the_output_schema_fails(run) -> None:
     assert "output_schema=DIVIDE_OUTPUT_SCHEMA" in message
 
 
+@pytest.mark.wrong_answer("03.1")
 def test_03_1_a_raised_error_fails(run) -> None:
     async def raised() -> dict[str, Any]:
         server = FastMCP("structured-calculator", version="1.0.0")
@@ -122,8 +124,16 @@ DIVIDE_SCHEMA = {
 }
 
 
-async def _divide_session(*, output_schema: Any = None, text: str = DIVISION_TEXT, error: Any = None) -> dict:
-    """03.1 answered with one part changed: the schema it registers, the error's text or its structuredContent."""
+async def _divide_session(
+    *,
+    output_schema: Any = None,
+    text: str = DIVISION_TEXT,
+    error: Any = None,
+    is_error: bool = True,
+    divisors: tuple[int, ...] = (0, 4),
+) -> dict:
+    """03.1 answered with one part changed: the schema it registers, the error's text, its structuredContent or its
+    isError, or the calls made."""
     from fastmcp.tools import ToolResult
 
     server = FastMCP("structured-calculator", version="1.0.0")
@@ -131,30 +141,51 @@ async def _divide_session(*, output_schema: Any = None, text: str = DIVISION_TEX
     def divide(a: float, b: float) -> dict:
         if b == 0:
             structured = error if error is not None else {"error": "division_by_zero", "argument": "b"}
-            return ToolResult(content=text, structured_content=structured, is_error=True)
+            return ToolResult(content=text, structured_content=structured, is_error=is_error)
         return {"result": a / b}
 
     if output_schema:
         server.tool(divide, output_schema=output_schema)
     else:  # fastmcp's own schema from -> dict
         server.tool(divide)
-    return await _answered(server)
+    return await _answered(server, divisors)
 
 
+@pytest.mark.wrong_answer("03.1")
 def test_03_1_a_tool_without_the_output_schema_fails(run) -> None:
     failed_with("03.1", run(_divide_session), "DIVIDE_OUTPUT_SCHEMA: the two shapes", "accepts any object")
 
 
+@pytest.mark.wrong_answer("03.1")
 def test_03_1_another_text_fails(run) -> None:
     namespace = run(partial(_divide_session, output_schema=DIVIDE_SCHEMA, text="Division by zero"))
     failed_with("03.1", namespace, "the text blocks of the result for b = 0", "the text the model reads")
 
 
+@pytest.mark.wrong_answer("03.1")
 def test_03_1_a_missing_key_gets_the_shape_hint(run) -> None:
     namespace = run(partial(_divide_session, output_schema=DIVIDE_SCHEMA, error={"error": "division_by_zero"}))
     failed_with("03.1", namespace, "structuredContent in the result for b = 0", "both keys")
 
 
+@pytest.mark.wrong_answer("03.1")
+@pytest.mark.parametrize(
+    ("change", "fragments"),
+    [
+        pytest.param({"is_error": False}, ["isError in the result for b = 0", "is_error=True"], id="is_error-left-out"),
+        pytest.param({"divisors": (0,)}, ["the values of b", "'b': 4"], id="only-the-division-by-zero"),
+        pytest.param(
+            {"error": {"error": "division_by_zero", "argument": "a"}},
+            ["structuredContent in the result for b = 0", "both keys"],
+            id="the-wrong-argument-named",
+        ),
+    ],
+)
+def test_03_1_a_wrong_part_fails_with_its_hint(run, change: dict, fragments: list[str]) -> None:
+    failed_with("03.1", run(partial(_divide_session, output_schema=DIVIDE_SCHEMA, **change)), *fragments)
+
+
+@pytest.mark.wrong_answer("03.1")
 def test_03_1_not_a_capture_fails() -> None:
     failed_with("03.1", {"structured_server": FastMCP("x"), "structured_capture": []}, "a CaptureTransport")
 
@@ -177,6 +208,7 @@ async def _sent(*lines: dict[str, Any]) -> RawStdioServer:
 METHOD_NOT_FOUND = raw_request(1, "tools/run")
 
 
+@pytest.mark.wrong_answer("03.2")
 def test_03_2_an_unknown_tool_is_not_new() -> None:
     namespace = {
         "method_not_found": METHOD_NOT_FOUND,
@@ -187,6 +219,7 @@ def test_03_2_an_unknown_tool_is_not_new() -> None:
     failed_with("03.2", namespace, "the tool name in invalid_params", "section 4 already showed an unknown tool")
 
 
+@pytest.mark.wrong_answer("03.2")
 def test_03_2_without_the_envelope_fails_before_the_replies_are_read() -> None:
     namespace = {
         "method_not_found": METHOD_NOT_FOUND,
@@ -197,6 +230,7 @@ def test_03_2_without_the_envelope_fails_before_the_replies_are_read() -> None:
     failed_with("03.2", namespace, "the params of invalid_params", "'_meta' envelope")
 
 
+@pytest.mark.wrong_answer("03.2")
 def test_03_2_a_wrong_argument_value_is_a_tool_error(run) -> None:
     """One server, several wrong answers: a tool error, a request sent late, codes typed by hand."""
     wrong_value = raw_request(2, "tools/call", {"name": "calculator_add", "arguments": {"a": "x", "b": 1}})
@@ -215,6 +249,7 @@ def test_03_2_a_wrong_argument_value_is_a_tool_error(run) -> None:
     failed_with("03.2", namespace, "the first two lines sent on error_server")
 
 
+@pytest.mark.wrong_answer("03.2")
 def test_03_2_a_request_without_envelope_is_told_to_carry_one(run) -> None:
     bare = raw_request(1, "tools/run", envelope=False)
     shape = raw_request(2, "tools/call", {"name": "calculator_add", "arguments": [1]})
@@ -223,6 +258,7 @@ def test_03_2_a_request_without_envelope_is_told_to_carry_one(run) -> None:
     assert "what the server answered to method_not_found" in message
 
 
+@pytest.mark.wrong_answer("03.2")
 def test_03_2_codes_must_be_read_from_the_replies(run) -> None:
     shape = raw_request(2, "tools/call", {"name": "calculator_add", "arguments": [1]})
     namespace = {
@@ -234,6 +270,36 @@ def test_03_2_codes_must_be_read_from_the_replies(run) -> None:
     failed_with("03.2", namespace, "codes, read from your replies")
 
 
+@pytest.mark.wrong_answer("03.2")
+@pytest.mark.parametrize(
+    ("method_not_found", "invalid_params", "fragments"),
+    [
+        pytest.param(
+            METHOD_NOT_FOUND,
+            raw_request(1, "tools/call", {"name": "calculator_add", "arguments": [1]}),
+            ["the ids of your two requests", "an id of its own"],
+            id="the-same-id-twice",
+        ),
+        pytest.param(
+            raw_request(None, "tools/run"),
+            raw_request(2, "tools/call", {"name": "calculator_add", "arguments": [1]}),
+            ["the ids of your two requests", "notification"],
+            id="a-notification",
+        ),
+        pytest.param(
+            METHOD_NOT_FOUND,
+            raw_request(2, "tools/list", {"cursor": 5}),
+            ["the method of invalid_params", "a tools/call whose params are wrong"],
+            id="another-method's-32602",
+        ),
+    ],
+)
+def test_03_2_a_wrong_request_fails_before_any_server(method_not_found, invalid_params, fragments) -> None:
+    namespace = {"method_not_found": method_not_found, "invalid_params": invalid_params}
+    failed_with("03.2", {**namespace, "error_server": None, "codes": [-32601, -32602]}, *fragments)
+
+
+@pytest.mark.wrong_answer("03.2")
 def test_03_2_not_a_raw_server_fails() -> None:
     namespace = {
         "method_not_found": METHOD_NOT_FOUND,
@@ -251,6 +317,7 @@ def test_03_3_the_lesson_solution_passes(run, capsys: pytest.CaptureFixture[str]
     assert "✔ Exercise 03.3 passed" in capsys.readouterr().out
 
 
+@pytest.mark.wrong_answer("03.3")
 def test_03_3_no_retry_fails() -> None:
     async def add_once(client: Any, a: Any, b: Any) -> Any:
         return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
@@ -258,6 +325,7 @@ def test_03_3_no_retry_fails() -> None:
     failed_with("03.3", {"add_with_retry": add_once}, "the arguments of the tools/call requests for ('2.5', 1)")
 
 
+@pytest.mark.wrong_answer("03.3")
 def test_03_3_a_plain_function_fails() -> None:
     def add_with_retry(client: Any, a: Any, b: Any) -> Any:
         return a + b
@@ -265,6 +333,7 @@ def test_03_3_a_plain_function_fails() -> None:
     failed_with("03.3", {"add_with_retry": add_with_retry}, "an async function")
 
 
+@pytest.mark.wrong_answer("03.3")
 def test_03_3_retrying_after_any_exception_fails() -> None:
     async def retries_anything(client: Any, a: Any, b: Any) -> Any:
         try:
@@ -275,6 +344,7 @@ def test_03_3_retrying_after_any_exception_fails() -> None:
     failed_with("03.3", {"add_with_retry": retries_anything}, "a server without calculator_add", "not every Exception")
 
 
+@pytest.mark.wrong_answer("03.3")
 def test_03_3_catching_mcp_error_instead_of_tool_error_is_told_so() -> None:
     async def catches_the_other_error(client: Any, a: Any, b: Any) -> Any:
         try:
@@ -283,3 +353,56 @@ def test_03_3_catching_mcp_error_instead_of_tool_error_is_told_so() -> None:
             return (await client.call_tool("calculator_add", {"a": float(a), "b": float(b)})).data
 
     failed_with("03.3", {"add_with_retry": catches_the_other_error}, "catch ToolError (a tool error), not MCPError")
+
+
+async def returns_the_result(client: Any, a: Any, b: Any) -> Any:
+    try:
+        return await client.call_tool("calculator_add", {"a": a, "b": b})
+    except ToolError:
+        return await client.call_tool("calculator_add", {"a": float(a), "b": float(b)})
+
+
+async def converts_only_a(client: Any, a: Any, b: Any) -> Any:
+    try:
+        return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
+    except ToolError:
+        return (await client.call_tool("calculator_add", {"a": float(a), "b": b})).data
+
+
+async def retries_until_it_works(client: Any, a: Any, b: Any) -> Any:
+    """At most three calls here; a ``while True`` loop would be stopped by the check's timeout."""
+    for _ in range(3):
+        try:
+            return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
+        except ToolError:
+            a, b = float(a), float(b)
+    return None
+
+
+async def a_vague_message(client: Any, a: Any, b: Any) -> Any:
+    try:
+        return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
+    except ToolError:
+        try:
+            a, b = float(a), float(b)
+        except ValueError:
+            raise ValueError("not a number") from None
+        return (await client.call_tool("calculator_add", {"a": a, "b": b})).data
+
+
+@pytest.mark.wrong_answer("03.3")
+@pytest.mark.parametrize(
+    ("add_with_retry", "fragments"),
+    [
+        pytest.param(
+            returns_the_result, ["what add_with_retry(client, '2.5', 1) returned", "result.data"], id="result"
+        ),
+        pytest.param(converts_only_a, ["requests for (3, '0.5')", "both arguments"], id="converts-only-a"),
+        pytest.param(
+            retries_until_it_works, ["'1e308', '1e308'", "3 tools/call requests", "not until it works"], id="loops"
+        ),
+        pytest.param(a_vague_message, ["the message of that ValueError", "put the value"], id="a-vague-message"),
+    ],
+)
+def test_03_3_a_wrong_retry_fails_with_its_hint(add_with_retry: Any, fragments: list[str]) -> None:
+    failed_with("03.3", {"add_with_retry": add_with_retry}, *fragments)

@@ -63,16 +63,26 @@ def test_the_lesson_solution_passes(exercise_id: str, found: str, run, capsys: p
 # 12.1 ---------------------------------------------------------------------------------------------------------
 
 
-def _gate(limit_check, *, passes_on: bool = True, fixed_text: str | None = None) -> type:
+def _gate(
+    limit_check,
+    *,
+    passes_on: bool = True,
+    fixed_text: str | None = None,
+    size: Any = len,
+    field: str = "content",
+    refusal: Any = lambda text: ToolResult(content=text, is_error=True),
+) -> type:
+    """A ShortNotes measuring ``size(arguments[field])``, answering ``refusal(text)`` when ``limit_check`` says so."""
+
     class Gate(Middleware):
         def __init__(self, max_characters: int) -> None:
             self.max_characters = max_characters
 
         async def on_call_tool(self, context, call_next):
-            content = (context.message.arguments or {}).get("content", "")
-            if context.message.name == "save_note" and limit_check(len(content), self.max_characters):
-                text = fixed_text or f"at most {self.max_characters} characters, got {len(content)}"
-                return ToolResult(content=text, is_error=True)
+            content = (context.message.arguments or {}).get(field, "")
+            if context.message.name == "save_note" and limit_check(size(content), self.max_characters):
+                text = fixed_text or f"at most {self.max_characters} characters, got {size(content)}"
+                return refusal(text)
             if not passes_on:
                 return ToolResult(content="no", is_error=True)
             return await call_next(context)
@@ -80,23 +90,28 @@ def _gate(limit_check, *, passes_on: bool = True, fixed_text: str | None = None)
     return Gate
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_refusing_the_limit_itself_fails() -> None:
     failed_with("12.1", {"ShortNotes": _gate(lambda n, m: n >= m)}, "with exactly 20 characters", "longer")
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_a_gate_that_never_refuses_fails() -> None:
     failed_with("12.1", {"ShortNotes": _gate(lambda n, m: False)}, "with 21 characters", "is_error=True")
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_a_fixed_message_fails() -> None:
     gate = _gate(lambda n, m: n > m, fixed_text="Too long: at most 280 characters.")
     failed_with("12.1", {"ShortNotes": gate}, "the refusal's text", "self.max_characters")
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_a_gate_that_blocks_other_tools_fails() -> None:
     failed_with("12.1", {"ShortNotes": _gate(lambda n, m: n > m, passes_on=False)}, "with exactly 20 characters")
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_a_gate_that_writes_anyway_fails() -> None:
     class Late(Middleware):
         def __init__(self, max_characters: int) -> None:
@@ -112,6 +127,7 @@ def test_12_1_a_gate_that_writes_anyway_fails() -> None:
     failed_with("12.1", {"ShortNotes": Late}, "the files in the notes folder", "call_next")
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_not_a_middleware_fails() -> None:
     failed_with("12.1", {"ShortNotes": object}, "subclasses fastmcp's Middleware")
 
@@ -138,18 +154,22 @@ def allowlist_only(folder: Path, title: str) -> Path:
     return folder / (title + ".txt")
 
 
+@pytest.mark.wrong_answer("12.2")
 def test_12_2_the_naive_function_fails() -> None:
     failed_with("12.2", {"safe_note_path": naive_note_path}, "safe_note_path(folder, '../escape')", "allowlist")
 
 
+@pytest.mark.wrong_answer("12.2")
 def test_12_2_resolving_without_an_allowlist_fails() -> None:
     failed_with("12.2", {"safe_note_path": resolving_only}, "safe_note_path(folder, 'sub/note')")
 
 
+@pytest.mark.wrong_answer("12.2")
 def test_12_2_an_allowlist_without_the_link_check_fails() -> None:
     failed_with("12.2", {"safe_note_path": allowlist_only}, "symbolic link", "is_symlink")
 
 
+@pytest.mark.wrong_answer("12.2")
 def test_12_2_refusing_valid_titles_fails() -> None:
     def nothing(folder: Path, title: str) -> Path:
         raise ValueError("never")
@@ -157,6 +177,7 @@ def test_12_2_refusing_valid_titles_fails() -> None:
     failed_with("12.2", {"safe_note_path": nothing}, "safe_note_path(folder, 'shopping list')", "a path in the folder")
 
 
+@pytest.mark.wrong_answer("12.2")
 def test_12_2_creating_files_fails() -> None:
     def touching(folder: Path, title: str) -> Path:
         path = allowlist_only(folder, title)
@@ -171,6 +192,7 @@ def test_12_2_creating_files_fails() -> None:
 # 12.3 ---------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.wrong_answer("12.3")
 def test_12_3_comparing_descriptions_only_fails() -> None:
     def descriptions(before: list[Any], after: list[Any]) -> list[str]:
         old = {tool.name: tool.description for tool in before}
@@ -179,6 +201,7 @@ def test_12_3_comparing_descriptions_only_fails() -> None:
     failed_with("12.3", {"changed_tools": descriptions}, "only two's inputSchema changed", "input_schema")
 
 
+@pytest.mark.wrong_answer("12.3")
 def test_12_3_comparing_by_position_fails() -> None:
     def by_position(before: list[Any], after: list[Any]) -> list[str]:
         return sorted(
@@ -190,6 +213,7 @@ def test_12_3_comparing_by_position_fails() -> None:
     failed_with("12.3", {"changed_tools": by_position}, "[two, one]", "by name")
 
 
+@pytest.mark.wrong_answer("12.3")
 def test_12_3_ignoring_new_tools_fails() -> None:
     def known_only(before: list[Any], after: list[Any]) -> list[str]:
         old = {tool.name: definition_hash(tool) for tool in before}
@@ -198,6 +222,7 @@ def test_12_3_ignoring_new_tools_fails() -> None:
     failed_with("12.3", {"changed_tools": known_only}, "'three' is new", "never approved")
 
 
+@pytest.mark.wrong_answer("12.3")
 def test_12_3_unsorted_fails() -> None:
     def unsorted(before: list[Any], after: list[Any]) -> list[str]:
         old = {tool.name: definition_hash(tool) for tool in before}
@@ -206,6 +231,7 @@ def test_12_3_unsorted_fails() -> None:
     failed_with("12.3", {"changed_tools": unsorted}, "several changes", "sorted")
 
 
+@pytest.mark.wrong_answer("12.1")
 def test_12_1_a_gate_that_raises_is_feedback_not_a_traceback() -> None:
     class Crashes(Middleware):
         def __init__(self, max_characters: int) -> None:
@@ -219,6 +245,7 @@ def test_12_1_a_gate_that_raises_is_feedback_not_a_traceback() -> None:
     failed_with("12.1", {"ShortNotes": Crashes}, "called through ShortNotes(20)", "your gate raised")
 
 
+@pytest.mark.wrong_answer("12.3")
 def test_12_3_tools_read_as_dicts_are_feedback() -> None:
     def as_dicts(before: list[Any], after: list[Any]) -> list[str]:
         return sorted(tool["name"] for tool in after)
@@ -226,9 +253,117 @@ def test_12_3_tools_read_as_dicts_are_feedback() -> None:
     failed_with("12.3", {"changed_tools": as_dicts}, "it raised TypeError", "not dicts")
 
 
+@pytest.mark.wrong_answer("12.3")
 def test_12_3_a_set_is_not_a_list() -> None:
     def as_set(before: list[Any], after: list[Any]) -> set[str]:
         old = {tool.name: definition_hash(tool) for tool in before}
         return {t.name for t in after if old.get(t.name) != definition_hash(t)}
 
     failed_with("12.3", {"changed_tools": as_set}, "what changed_tools returned", "sorted(")
+
+
+def hint_of(message: str) -> str:
+    """The hint of a failed check's feedback: the part that must name the mistake and never hold the answer."""
+    return message.split("Hint:", 1)[1]
+
+
+@pytest.mark.wrong_answer("12.1")
+@pytest.mark.parametrize(
+    ("gate", "fragments"),
+    [
+        (_gate(lambda n, m: n > 280), ("with 21 characters", "not a fixed number")),
+        (_gate(lambda n, m: n > m, size=lambda text: len(text.encode())), ("exactly 20 characters", "got 40")),
+        (_gate(lambda n, m: n > m, field="title"), ("with 21 characters", "the content in context.message.arguments")),
+        (_gate(lambda n, m: n > m, refusal=lambda text: text), ("Internal server error", "a ToolResult (not a str)")),
+        (_gate(lambda n, m: n > m, fixed_text="Too long: at most 20 characters."), ("found 'Too long", "len(content)")),
+    ],
+    ids=["the-lessons-280-typed-in", "bytes-not-characters", "the-title-measured", "a-str-refusal",
+         "the-length-left-out"],
+)  # fmt: skip
+def test_12_1_wrong_gates_fail_with_the_hint_that_fits(gate: type, fragments: tuple[str, ...]) -> None:
+    failed_with("12.1", {"ShortNotes": gate}, *fragments)
+
+
+TITLE_RULE = r"[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}"
+
+
+def _checked(allowed: Any, *, resolved_folder: bool = True) -> Any:
+    """safe_note_path with the title test ``allowed(title)``, the link check and the folder check."""
+
+    def safe_note_path(folder: Path, title: str) -> Path:
+        if not allowed(title) or ".." in title:
+            raise ValueError("not an allowed title")
+        path = folder / (title + ".txt")
+        if path.is_symlink() or path.resolve().parent != (folder.resolve() if resolved_folder else folder):
+            raise ValueError("not in the folder")
+        return path
+
+    return safe_note_path
+
+
+def _string_prefix(folder: Path, title: str) -> Path:
+    """Compares strings: a resolved path that starts with the folder's text passes."""
+    path = folder / (title + ".txt")
+    if path.is_symlink() or not str(path.resolve()).startswith(str(folder.resolve())):
+        raise ValueError("outside")
+    return path
+
+
+@pytest.mark.wrong_answer("12.2")
+@pytest.mark.parametrize(
+    ("safe_note_path", "fragments"),
+    [
+        (_checked(lambda title: re.match(TITLE_RULE, title)), ("safe_note_path(folder, 'x' * 65)", "re.fullmatch")),
+        (_checked(lambda title: re.match(f"^{TITLE_RULE}$", title)), ("(folder, 'note\\n')", "re.fullmatch")),
+        (
+            _checked(lambda title: re.fullmatch(TITLE_RULE.replace("63", "62"), title)),
+            ("'v1.2 notesxxx", "expected a path in the folder", "1 to 64"),
+        ),
+        (
+            _checked(lambda title: re.fullmatch(TITLE_RULE, title), resolved_folder=False),
+            ("safe_note_path(folder, 'shopping list')", "found ValueError", "resolved paths on both sides"),
+        ),
+        (_string_prefix, ("safe_note_path(folder, 'sub/note')", "allowlist with re.fullmatch")),
+    ],
+    ids=["re-match-a-prefix", "dollar-before-a-newline", "63-characters-at-most", "the-folder-not-resolved",
+         "a-string-prefix-check"],
+)  # fmt: skip
+def test_12_2_wrong_path_checks_fail_with_the_hint_that_fits(safe_note_path: Any, fragments: tuple[str, ...]) -> None:
+    message = failed_with("12.2", {"safe_note_path": safe_note_path}, *fragments)
+    assert "{0,63}" not in hint_of(message)
+
+
+def _names_only(before: list[Any], after: list[Any]) -> list[str]:
+    return sorted({tool.name for tool in after} - {tool.name for tool in before})
+
+
+def _schemas_only(before: list[Any], after: list[Any]) -> list[str]:
+    approved = {tool.name: tool.input_schema for tool in before}
+    return sorted(tool.name for tool in after if approved.get(tool.name) != tool.input_schema)
+
+
+def _the_tools(before: list[Any], after: list[Any]) -> list[Any]:
+    approved = {tool.name: definition_hash(tool) for tool in before}
+    return sorted((t for t in after if approved.get(t.name) != definition_hash(t)), key=lambda tool: tool.name)
+
+
+def _removed_too(before: list[Any], after: list[Any]) -> list[str]:
+    old, new = ({tool.name: definition_hash(tool) for tool in tools} for tools in (before, after))
+    return sorted(name for name in old.keys() | new.keys() if old.get(name) != new.get(name))
+
+
+@pytest.mark.wrong_answer("12.3")
+@pytest.mark.parametrize(
+    ("changed_tools", "fragments"),
+    [
+        (_names_only, ("the untrusted server's rug pull", "found []", "the tool of the same name")),
+        (_schemas_only, ("only one's description changed", "compare the description too")),
+        (_the_tools, ("a list of tool names (str)", "tool.name, not the tools")),
+        (_removed_too, ("when 'two' disappeared", "only tools that are in after")),
+        (lambda before, after: ["add"], ("changed_tools(tools, tools)", "nothing changed")),
+    ],
+    ids=["names-only", "schemas-only", "tools-not-names", "removed-tools-too", "the-rug-pull-typed-in"],
+)
+def test_12_3_wrong_detectors_fail_with_the_hint_that_fits(changed_tools: Any, fragments: tuple[str, ...]) -> None:
+    message = failed_with("12.3", {"changed_tools": changed_tools}, *fragments)
+    assert "definition_hash(tool) for" not in hint_of(message)

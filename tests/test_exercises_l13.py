@@ -3,7 +3,9 @@ wrong step fails naming each failing scenario with the suite's own message and a
 
 The right answers are not retyped here: each test runs the code of the exercise's solution cell in
 ``notebooks/solutions/13_capstone.ipynb``, in a namespace holding what the lesson defined before it. The checks run
-the pinned official suite (Node 22+); without Node they are skipped.
+the pinned official suite (Node 22+); without Node they are skipped. The wrong answers the suite passes (any text, any
+complete result on a retry) are tried with the suite stubbed to pass (``suite_passes``): what the check does once it
+has passed runs as is, in memory.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import pytest
 from exercise_support import SolvedLesson, assert_not_attempted, failed_with
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
+from test_feedback_always import assert_reveals_no_answer
 
 from mcp_teach.course.conformance import WIDTH
-from mcp_teach.exercises import check
+from mcp_teach.exercises import check, l13
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, is_placeholder
 from mcp_teach.exercises.check import ExerciseFailed, ExerciseNotAttempted
 from mcp_teach.exercises.l13 import EXERCISES
@@ -42,6 +45,24 @@ def blank(mcp: FastMCP, bus: object = None) -> None:
 def adds_nothing(mcp: FastMCP, bus: object = None) -> None:
     """A step written that adds nothing: not the blank one, so the suite runs against it."""
     del mcp, bus
+
+
+@pytest.fixture
+def suite_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conformance suite as it judges the wrong answers tried with it: every scenario passes (a student's run
+    showed it). Stubbed, as each real run takes seconds; what the check does once the suite passes runs as is."""
+
+    async def every_scenario_passes(server: FastMCP, wanted: dict) -> list:
+        return []
+
+    monkeypatch.setattr(l13, "check_server_at", every_scenario_passes)
+
+
+def fails_beyond_the_suite(exercise_id: str, function: Callable[..., None], *fragments: str) -> None:
+    """``function`` as the exercise's answer fails (the suite stubbed to pass), naming the mistake with
+    ``fragments``, and shows none of the solution's own lines."""
+    message = failed_with(exercise_id, {EXERCISES[exercise_id].answer: function}, *fragments)
+    assert_reveals_no_answer(exercise_id, message)
 
 
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
@@ -82,7 +103,7 @@ def test_a_step_that_adds_nothing_names_each_failing_scenario_with_the_suites_wo
         "0 of 4 pass",
         "tools-call-audio (2026-07-28) FAIL: failure tools-call-audio: Failed: Unknown tool: 'test_audio_content'",
         "tools-call-mixed-content (2026-07-28) FAIL",
-        "Audio(data=WAV_TINY",
+        "the tiny WAV as fastmcp's Audio",
     )
     assert "tools-call-error (2026-07-28) FAIL" in message  # an unknown tool is -32602, no isError result
     # Each suite message is cut to its first sentence: an unknown tool's "This server has: ..." lists every tool.
@@ -95,8 +116,17 @@ def test_a_step_that_adds_nothing_fits_a_screen(node_folder: Path) -> None:
     assert len(failure.value.lines) <= 20 and all(len(line) <= WIDTH for line in failure.value.lines[3:])
 
 
-def content_tools(*, order: tuple[int, ...] = (0, 1, 2), documented: bool = True) -> Callable[[FastMCP], None]:
-    """Exercise 13.1 as a student may write it: the mixed blocks in ``order``; docstrings, or none."""
+def content_tools(
+    *,
+    order: tuple[int, ...] = (0, 1, 2),
+    documented: bool = True,
+    embedded_text: str = "This is an embedded resource content.",
+    mixed_value: int | str = 123,
+    error: type[Exception] = ToolError,
+    error_message: str = "This tool intentionally returns an error for testing",
+) -> Callable[[FastMCP], None]:
+    """Exercise 13.1 as a student may write it: the mixed blocks in ``order``; docstrings, or none; the embedded
+    resource's text, the mixed resource's value and the error raised as given, or others."""
 
     def add_content_tools(mcp: FastMCP) -> None:
         def embedded(uri: str, mime_type: str, text: str) -> mcp_types.EmbeddedResource:
@@ -107,20 +137,22 @@ def content_tools(*, order: tuple[int, ...] = (0, 1, 2), documented: bool = True
             return capstone.Audio(data=capstone.WAV_TINY, format="wav")
 
         def test_embedded_resource() -> mcp_types.EmbeddedResource:
-            return embedded("test://embedded-resource", "text/plain", "This is an embedded resource content.")
+            return embedded("test://embedded-resource", "text/plain", embedded_text)
 
         def test_multiple_content_types() -> list[Any]:
             blocks = [
                 "Multiple content types test:",
                 capstone.Image(data=capstone.PNG_1X1, format="png"),
                 embedded(
-                    "test://mixed-content-resource", "application/json", json.dumps({"test": "data", "value": 123})
+                    "test://mixed-content-resource",
+                    "application/json",
+                    json.dumps({"test": "data", "value": mixed_value}),
                 ),
             ]
             return [blocks[at] for at in order]
 
         def test_error_handling() -> str:
-            raise ToolError("This tool intentionally returns an error for testing")
+            raise error(error_message)
 
         for tool in (test_audio_content, test_embedded_resource, test_multiple_content_types, test_error_handling):
             tool.__doc__ = f"Tests {tool.__name__[5:].replace('_', ' ')}." if documented else None
@@ -135,6 +167,7 @@ def test_a_correct_variant_of_13_1_passes(node_folder: Path, capsys: pytest.Capt
     assert "✔ Exercise 13.1 passed" in capsys.readouterr().out
 
 
+@pytest.mark.wrong_answer("13.1")
 def test_mixed_content_in_the_wrong_order_fails_13_1(node_folder: Path) -> None:
     """The suite's tools-call-mixed-content only looks for each kind of block (the student's a3)."""
     failed_with(
@@ -146,6 +179,7 @@ def test_mixed_content_in_the_wrong_order_fails_13_1(node_folder: Path) -> None:
     )
 
 
+@pytest.mark.wrong_answer("13.1")
 def test_tools_without_a_docstring_fail_13_1_naming_them(node_folder: Path) -> None:
     """The step's scenarios pass; the whole-server run's tools-list would fail, naming a tool by its number only."""
     failed_with(
@@ -158,6 +192,52 @@ def test_tools_without_a_docstring_fail_13_1_naming_them(node_folder: Path) -> N
     )
 
 
+@pytest.mark.wrong_answer("13.1")
+@pytest.mark.parametrize(
+    ("wrong", "fragments"),
+    [
+        (  # a word dropped from the embedded resource's text: the suite wants any text
+            {"embedded_text": "This is embedded resource content."},
+            (
+                "tools/call test_embedded_resource",
+                "expected content[0].resource.text 'This is an embedded resource content.'",
+                "found content[0].resource.text 'This is embedded resource content.'",
+                "the resource's URI, mimeType and text as in the task, word for word",
+            ),
+        ),
+        (  # the mixed resource's JSON with the value as text
+            {"mixed_value": "123"},
+            (
+                "tools/call test_multiple_content_types",
+                """expected content[2].resource.text '{"test": "data", "value": 123}'""",
+                """found content[2].resource.text '{"test": "data", "value": "123"}'""",
+                "each block as in the task",
+            ),
+        ),
+        (  # an error message of the student's own
+            {"error_message": "Something went wrong"},
+            (
+                "tools/call test_error_handling",
+                "expected content[0].text 'This tool intentionally returns an error for testing'",
+                "found content[0].text 'Something went wrong'",
+                "raise ToolError with the message as in the task",
+            ),
+        ),
+        (  # the task's message, raised as a ValueError: fastmcp adds its own words
+            {"error": ValueError},
+            (
+                "found content[0].text \"Error calling tool 'test_error_handling': This tool intentionally",
+                "raise ToolError with the message as in the task",
+            ),
+        ),
+    ],
+    ids=["embedded-text", "mixed-value-as-text", "error-message", "error-not-a-tool-error"],
+)
+def test_a_wrong_text_the_suite_passes_fails_13_1(suite_passes: None, wrong: dict, fragments: tuple) -> None:
+    fails_beyond_the_suite("13.1", content_tools(**wrong), *fragments)
+
+
+@pytest.mark.wrong_answer("13.2")
 def test_multiple_inputs_without_a_request_state_fails_13_2_and_the_hint_says_so(node_folder: Path) -> None:
     """The exercise and the hint both say the suite wants a requestState here (the student's b_oks, without it)."""
 
@@ -183,26 +263,165 @@ def test_multiple_inputs_without_a_request_state_fails_13_2_and_the_hint_says_so
         {"add_more_input_required": stateless},
         "input-required-result-multiple-input-requests (2026-07-28) FAIL",
         "InputRequiredResult missing requestState",
-        "with a request_state (any string: the suite requires one here)",
+        "with a request_state (the suite requires one here)",
     )
 
 
+def replacing(name: str, tool: Callable[..., Any]) -> Callable[[FastMCP], None]:
+    """Exercise 13.2 as the lesson solves it, with a student's ``tool`` in place of its tool ``name``."""
+
+    def add_more_input_required(mcp: FastMCP) -> None:
+        capstone.add_more_input_required(mcp)
+        mcp.local_provider.remove_tool(name)
+        mcp.tool(tool, name=name, output_schema=None)
+
+    return add_more_input_required
+
+
+def sampling_retried(retry: Callable[[mcp_types.CreateMessageResult], Any]) -> Callable[[FastMCP], None]:
+    """13.2 with a sampling tool that asks as the task says and returns ``retry(answer)`` on the retry."""
+
+    async def test_input_required_result_sampling(ctx: Context) -> Any:
+        """One sampling request, answered on the retry."""
+        answer = (ctx.input_responses or {}).get("capital_question")
+        if answer is not None:
+            return retry(answer)
+        question = capstone.sampling_request(capstone.SAMPLING_PROMPT)
+        capstone.answerable(ctx, question)
+        return mcp_types.InputRequiredResult(input_requests={"capital_question": question})
+
+    return replacing("test_input_required_result_sampling", test_input_required_result_sampling)
+
+
+def multi_round_ending(end: Callable[[str, str], str]) -> Callable[[FastMCP], None]:
+    """13.2 with a multi-round tool that asks as the task says and returns ``end(name, colour)`` in round 3."""
+
+    async def test_input_required_result_multi_round(ctx: Context) -> Any:
+        """Three rounds; requestState carries the round and the name."""
+        state = json.loads(ctx.request_state or '{"round": 1}')
+        answers = ctx.input_responses or {}
+        if state["round"] == 1 and "step1" in answers:
+            state = {"round": 2, "name": capstone.answered(answers["step1"], "name")}
+        elif state["round"] == 2 and "step2" in answers:
+            return end(state["name"], capstone.answered(answers["step2"], "color"))
+        color = capstone.elicit_form("Step 2: What is your favorite color?", {"color": {"type": "string"}}, ["color"])
+        question = capstone.name_question("Step 1: What is your name?") if state["round"] == 1 else color
+        capstone.answerable(ctx, question)
+        return mcp_types.InputRequiredResult(
+            input_requests={f"step{state['round']}": question}, request_state=json.dumps(state)
+        )
+
+    return replacing(l13.MULTI_ROUND, test_input_required_result_multi_round)
+
+
+async def roots_as_the_suite_has_them(ctx: Context) -> Any:
+    """One roots/list request; the retry says what the suite's client has, whatever the answer."""
+    if "client_roots" in (ctx.input_responses or {}):
+        return "Client exposed 1 root(s)."
+    question = mcp_types.ListRootsRequest()
+    capstone.answerable(ctx, question)
+    return mcp_types.InputRequiredResult(input_requests={"client_roots": question})
+
+
+def not_written_yet(answer: Any) -> str:
+    raise RuntimeError("the retry is not written yet")
+
+
+SAMPLING = "tools/call test_input_required_result_sampling (the check answers every question)"
+
+
+@pytest.mark.wrong_answer("13.2")
+@pytest.mark.parametrize(
+    ("wrong", "fragments"),
+    [
+        (  # the suite takes an error result for a complete one
+            sampling_retried(lambda answer: 1 / 0),
+            (SAMPLING, "expected a result", "division by zero", "it raised: the retry finds the CreateMessageResult"),
+        ),
+        (
+            sampling_retried(not_written_yet),
+            (SAMPLING, "found an error result:", "the retry is not written yet", "CreateMessageResult"),
+        ),
+        (  # the answer's content is a TextContent, not a str
+            sampling_retried(lambda answer: "Model said: " + answer.content),
+            (SAMPLING, "found an error result:", 'concatenate str (not "TextContent")', "then its content's text"),
+        ),
+        (
+            sampling_retried(lambda answer: answer.content.text),
+            (
+                SAMPLING,
+                "expected content[0].text 'Model said: It is Paris, on the Seine.'",
+                "found content[0].text 'It is Paris, on the Seine.'",
+                "the task's prefix",
+            ),
+        ),
+        (  # the suite's model answer, typed in
+            sampling_retried(lambda answer: "Model said: The capital of France is Paris."),
+            ("found content[0].text 'Model said: The capital of France is Paris.'", "its content's text"),
+        ),
+        (  # the suite's client has one root
+            replacing("test_input_required_result_list_roots", roots_as_the_suite_has_them),
+            (
+                "tools/call test_input_required_result_list_roots",
+                "expected content[0].text 'Client exposed 2 root(s).'",
+                "found content[0].text 'Client exposed 1 root(s).'",
+                "counts the roots of the ListRootsResult it was given",
+            ),
+        ),
+        (  # round 3 answers with the colour alone
+            multi_round_ending(lambda name, color: color),
+            (
+                f"tools/call {l13.MULTI_ROUND}",
+                "expected content[0].text 'Ada likes teal.'",
+                "found content[0].text 'teal'",
+                "the name requestState carried from round 1 and the colour answered in round 2",
+            ),
+        ),
+        (  # the suite's answers, typed in
+            multi_round_ending(lambda name, color: "Alice likes blue."),
+            ("found content[0].text 'Alice likes blue.'", "the name requestState carried from round 1"),
+        ),
+    ],
+    ids=[
+        "zero-division",
+        "runtime-error",
+        "type-error",
+        "no-prefix",
+        "suite-answer-typed",
+        "roots-count-typed",
+        "colour-only",
+        "multi-round-suite-answers-typed",
+    ],
+)
+def test_a_retry_the_suite_passes_fails_13_2(suite_passes: None, wrong: Callable, fragments: tuple) -> None:
+    fails_beyond_the_suite("13.2", wrong, *fragments)
+
+
 def watched_resources(
-    *, data: str = "Data for ID: {id}", awaited: bool = True, numeric_id: bool = False, documented: bool = True
+    *,
+    data: str = "Data for ID: {id}",
+    awaited: bool = True,
+    numeric_id: bool = False,
+    compact: bool = False,
+    watched_text: str = "Watched resource content",
+    watched_mime_type: str = "text/plain",
+    documented: bool = True,
 ) -> Callable[[FastMCP, Any], None]:
     """Exercise 13.3 as a student may write it: the template's ``data`` text; the trigger awaiting the update or
-    not; the id as a number; docstrings or none."""
+    not; the id as a number; the JSON written compactly; the watched resource's text and mimeType; docstrings or
+    none."""
 
     def add_watched_resources(mcp: FastMCP, bus: Any) -> None:
         @mcp.resource("test://template/{id}/data", name="template-data", mime_type="application/json")
         def template_data(id: str) -> str:
             """The template."""
-            return json.dumps({"id": int(id) if numeric_id else id, "templateTest": True, "data": data.format(id=id)})
+            value = {"id": int(id) if numeric_id else id, "templateTest": True, "data": data.format(id=id)}
+            return json.dumps(value, separators=(",", ":") if compact else None)
 
-        @mcp.resource(capstone.WATCHED_URI, name="watched-resource", mime_type="text/plain")
+        @mcp.resource(capstone.WATCHED_URI, name="watched-resource", mime_type=watched_mime_type)
         def watched() -> str:
             """Watched."""
-            return "Watched resource content"
+            return watched_text
 
         watchers, _ = capstone.serve_subscriptions(mcp, bus)
 
@@ -220,12 +439,50 @@ def watched_resources(
 
 
 def test_a_correct_variant_of_13_3_passes(node_folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The id as a JSON number is the same id; other docstrings."""
-    check("13.3", {"add_watched_resources": watched_resources(numeric_id=True)})
+    """The JSON written compactly, as the suite's own example shows it; other docstrings."""
+    check("13.3", {"add_watched_resources": watched_resources(compact=True)})
     out = capsys.readouterr().out
     assert "the template's JSON; the trigger tells a subscriber" in out and "✔ Exercise 13.3 passed" in out
 
 
+@pytest.mark.wrong_answer("13.3")
+@pytest.mark.parametrize(
+    ("wrong", "fragments"),
+    [
+        (  # the id as a number, where the URI gives text (the suite only looks for "123" in the text)
+            {"numeric_id": True},
+            (
+                "reading test://template/7/data",
+                'expected {"id": "7", "templateTest": true, "data": "Data for ID: 7"} as application/json',
+                "found the id 7, not a string",
+                "the id as the URI gives it, a string",
+            ),
+        ),
+        (  # the watched resource's text of the student's own
+            {"watched_text": "Watched resource"},
+            (
+                "resources/read test://watched-resource",
+                "expected contents[0].text 'Watched resource content'",
+                "found contents[0].text 'Watched resource'",
+                "word for word",
+            ),
+        ),
+        (  # a mimeType of the student's own
+            {"watched_mime_type": "text/markdown"},
+            (
+                "expected contents[0].mimeType 'text/plain'",
+                "found contents[0].mimeType 'text/markdown'",
+                "mimeType and text as in the task",
+            ),
+        ),
+    ],
+    ids=["numeric-id", "watched-text", "watched-mime-type"],
+)
+def test_a_resource_the_suite_passes_fails_13_3(suite_passes: None, wrong: dict, fragments: tuple) -> None:
+    fails_beyond_the_suite("13.3", watched_resources(**wrong), *fragments)
+
+
+@pytest.mark.wrong_answer("13.3")
 @pytest.mark.parametrize(
     ("wrong", "fragments"),
     [
@@ -235,7 +492,7 @@ def test_a_correct_variant_of_13_3_passes(node_folder: Path, capsys: pytest.Capt
                 "reading test://template/7/data",
                 'expected {"id": "7", "templateTest": true, "data": "Data for ID: 7"} as application/json',
                 """found the text '{"id": "7", "templateTest": true, "data": "data 7"}'""",
-                'f"Data for ID: {id}"',
+                "key for key and word for word",
             ),
         ),
         (  # c3's second mistake: announce_update(...) without await sends nothing
@@ -263,10 +520,13 @@ def rich_prompts(
     matches: Callable[[str, str], bool] = str.startswith,
     uri: str | None = None,
     mime_type: str | None = "text/plain",
+    image_texts: tuple[str, ...] = ("Please analyze the image above.",),
+    image_first: bool = True,
     documented: bool = True,
 ) -> Callable[[FastMCP], None]:
     """Exercise 13.4 as a student may write it: ``matches(word, typed)`` picks the completions; the embedded
-    resource's URI fixed (``uri``) or the argument; its ``mime_type``; a docstring for that prompt or none."""
+    resource's URI fixed (``uri``) or the argument; its ``mime_type``; the image prompt's ``image_texts``, after the
+    image or before it; a docstring for that prompt or none."""
 
     def add_rich_prompts(mcp: FastMCP) -> None:
         def test_prompt_with_embedded_resource(resourceUri: str) -> list[capstone.Message]:
@@ -282,8 +542,9 @@ def rich_prompts(
         @mcp.prompt
         def test_prompt_with_image() -> list[capstone.Message]:
             """Shows an image."""
-            image = capstone.Image(data=capstone.PNG_1X1, format="png").to_image_content()
-            return [capstone.Message(image), capstone.Message("Please analyze the image above.")]
+            image = capstone.Message(capstone.Image(data=capstone.PNG_1X1, format="png").to_image_content())
+            texts = [capstone.Message(text) for text in image_texts]
+            return [image, *texts] if image_first else [*texts, image]
 
         @mcp.completion
         def complete(ref: Any, argument: mcp_types.CompletionArgument, context: Any) -> list[str]:
@@ -300,6 +561,7 @@ def test_a_correct_variant_of_13_4_passes(node_folder: Path, capsys: pytest.Capt
     assert "✔ Exercise 13.4 passed" in out
 
 
+@pytest.mark.wrong_answer("13.4")
 @pytest.mark.parametrize(
     ("wrong", "fragments"),
     [
@@ -315,13 +577,17 @@ def test_a_correct_variant_of_13_4_passes(node_folder: Path, capsys: pytest.Capt
             {"uri": "test://embedded"},
             (
                 "prompts/get test_prompt_with_embedded_resource with resourceUri 'test://any/resource-uri'",
-                "found the URI 'test://embedded'",
+                "expected messages[0].content.resource.uri 'test://any/resource-uri'",
+                "found messages[0].content.resource.uri 'test://embedded'",
                 "uri=resourceUri",
             ),
         ),
         (  # d2's first mistake: no mimeType
             {"mime_type": None},
-            ("expected an EmbeddedResource for test://any/resource-uri (text/plain", "found mimeType None"),
+            (
+                "expected messages[0].content.resource.mimeType 'text/plain'",
+                "found messages[0].content.resource.mimeType None",
+            ),
         ),
         (  # a prompt without a docstring: the whole-server run's prompts-list fails
             {"documented": False},
@@ -338,6 +604,43 @@ def test_a_wrong_answer_the_suite_passes_fails_13_4(node_folder: Path, wrong: di
     failed_with("13.4", {"add_rich_prompts": rich_prompts(**wrong)}, *fragments)
 
 
+IMAGE_PROMPT = "prompts/get test_prompt_with_image"
+
+
+@pytest.mark.wrong_answer("13.4")
+@pytest.mark.parametrize(
+    ("wrong", "fragments"),
+    [
+        (  # a question of the student's own: the suite only looks for an image
+            {"image_texts": ("What is in this image?",)},
+            (
+                IMAGE_PROMPT,
+                "expected messages[1].content.text 'Please analyze the image above.'",
+                "found messages[1].content.text 'What is in this image?'",
+                "then the text as in the task, word for word",
+            ),
+        ),
+        (  # the image alone
+            {"image_texts": ()},
+            (IMAGE_PROMPT, "expected the number of messages 2", "found the number of messages 1", "two Messages"),
+        ),
+        (  # the text first
+            {"image_first": False},
+            (
+                IMAGE_PROMPT,
+                "expected messages[0].content.type 'image'",
+                "found messages[0].content.type 'text'",
+                "the PNG as an image, then the text",
+            ),
+        ),
+    ],
+    ids=["image-other-text", "image-no-text", "text-first"],
+)
+def test_an_image_prompt_the_suite_passes_fails_13_4(suite_passes: None, wrong: dict, fragments: tuple) -> None:
+    fails_beyond_the_suite("13.4", rich_prompts(**wrong), *fragments)
+
+
+@pytest.mark.wrong_answer("13.2")
 def test_asking_a_client_for_what_it_did_not_declare_fails_13_2(node_folder: Path, monkeypatch) -> None:
     """The suite's client declares every capability, so it passes such a server: the check's own client does not."""
     monkeypatch.setattr(capstone, "answerable", lambda ctx, *requests: None)  # every question sent, declared or not
@@ -351,6 +654,7 @@ def test_asking_a_client_for_what_it_did_not_declare_fails_13_2(node_folder: Pat
     )
 
 
+@pytest.mark.wrong_answer("13.2")
 def test_a_multi_round_tool_that_starts_over_on_a_missing_answer_fails_13_2(node_folder: Path) -> None:
     def starting_over(mcp: FastMCP) -> None:
         capstone.add_more_input_required(mcp)

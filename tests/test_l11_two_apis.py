@@ -33,10 +33,8 @@ async def _both() -> tuple[list[HttpExchange], dict[str, LoopResult]]:
 
 
 @pytest.fixture(scope="module")
-def both() -> tuple[list[HttpExchange], dict[str, LoopResult]]:
-    from conftest import _run_async
-
-    return _run_async(_both)
+def both(run) -> tuple[list[HttpExchange], dict[str, LoopResult]]:
+    return run(_both)
 
 
 def test_on_exchange_records_every_request_of_both_sdks(both) -> None:

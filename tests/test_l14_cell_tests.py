@@ -80,3 +80,13 @@ def test_a_failing_fixture_is_an_error_not_a_failure() -> None:
         "import pytest\n\n@pytest.fixture\ndef f():\n    raise ValueError('boom')\n\ndef test_y(f):\n    pass\n"
     )
     assert repr(run) == "ERROR test_cell.py::test_y - ValueError: boom\n1 error"
+
+
+def test_forced_colours_never_reach_the_lines(monkeypatch) -> None:
+    """Some terminals and notebooks set PY_COLORS or FORCE_COLOR: pytest then colours its report's text."""
+    monkeypatch.setenv("PY_COLORS", "1")
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    broken = run_cell_tests("def test_bad(:\n    pass\n")
+    failing = run_cell_tests("def test_no():\n    assert 1 == 2\n")
+    assert repr(broken) == "ERROR test_cell.py - E   SyntaxError: invalid syntax\n1 error"
+    assert repr(failing).startswith("FAILED test_cell.py::test_no - assert 1 == 2") and "\x1b" not in repr(failing)

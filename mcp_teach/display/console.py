@@ -63,14 +63,9 @@ def shown_command(args: Sequence[str], width: int = 100) -> str:
     line = shlex.join(args)
     if len(line) <= width:
         return line
-    words: list[str] = []
-    for arg in args:
-        if arg.startswith("-") and words:
-            words.append(" \\\n    ")
-        elif words:
-            words.append(" ")
-        words.append(shlex.quote(arg))
-    return "".join(words)
+    parts = [shlex.quote(args[0])]
+    parts += [(" \\\n    " if arg.startswith("-") else " ") + shlex.quote(arg) for arg in args[1:]]
+    return "".join(parts)
 
 
 def stop_console(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
@@ -201,13 +196,7 @@ class CommandResult(PlainText):
 def run_command(args: Sequence[str], *, timeout: float = 120.0) -> CommandResult:
     """Run a command (``args[0]``: a console script of this environment, e.g. ``fastmcp``, or one on PATH, e.g.
     ``curl``) as terminal B would."""
-    completed = subprocess.run(
-        [console_script(args[0]), *args[1:]],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=plain_environment(),
-        check=False,
-    )
+    command = [console_script(args[0]), *args[1:]]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=plain_environment())
     output = _ANSI.sub("", completed.stdout + completed.stderr)
     return CommandResult(shown_command(args), output, completed.returncode)

@@ -227,67 +227,31 @@ def _label_span(step: Step, xs: dict[str, float]) -> tuple[float, float]:
 
 
 def _draw_step(axes: Any, step: Step, y: float, xs: dict[str, float]) -> None:
-    colour = step.colour
-    arrow = FancyArrowPatch(
-        (xs[step.sender], y),
-        (xs[step.receiver], y),
-        arrowstyle="->" if step.style == "notification" else "-|>",  # a notification's head is open
-        mutation_scale=13,
-        linestyle=LINESTYLES[step.style],
-        linewidth=1.6,
-        color=colour,
-        shrinkA=0,
-        shrinkB=1.5,
-        zorder=3,
-    )
+    head = "->" if step.style == "notification" else "-|>"  # a notification's head is open
+    line = {"linestyle": LINESTYLES[step.style], "linewidth": 1.6, "color": step.colour, "zorder": 3}
+    ends = (xs[step.sender], y), (xs[step.receiver], y)
+    arrow = FancyArrowPatch(*ends, arrowstyle=head, mutation_scale=13, shrinkA=0, shrinkB=1.5, **line)
     arrow.set_gid(f"message-{step.number}")
     axes.add_patch(arrow)
     left, right = _label_span(step, xs)
     label = fit(step.label, right - left - 2 * LABEL_PAD)
-    axes.text(
-        (left + right) / 2,
-        y - 0.05,
-        label,
-        ha="center",
-        va="bottom",
-        fontsize=FONT_SIZE,
-        color=colour,
-        fontweight="bold" if step.is_error else "normal",
-        parse_math=False,
-        zorder=4,
-    )
+    font = {"fontsize": FONT_SIZE, "fontweight": "bold" if step.is_error else "normal", "parse_math": False}
+    axes.text((left + right) / 2, y - 0.05, label, ha="center", va="bottom", color=step.colour, zorder=4, **font)
 
 
 def _draw_band(axes: Any, band: range, y: float, width: float) -> None:
-    axes.text(
-        width / 2,
-        y - 0.06,
-        f"… {len(band)} more messages (#{band[0]}–#{band[-1]}) …",
-        ha="center",
-        va="center",
-        fontsize=FONT_SIZE,
-        color=GREY,
-        style="italic",
-        bbox={"boxstyle": "square,pad=0.5", "facecolor": "#f6f8fa", "edgecolor": "#afb8c1", "linestyle": "--"},
-        zorder=6,
-    )
+    box = {"boxstyle": "square,pad=0.5", "facecolor": "#f6f8fa", "edgecolor": "#afb8c1", "linestyle": "--"}
+    text = f"… {len(band)} more messages (#{band[0]}–#{band[-1]}) …"
+    font = {"fontsize": FONT_SIZE, "color": GREY, "style": "italic"}
+    axes.text(width / 2, y - 0.06, text, ha="center", va="center", bbox=box, zorder=6, **font)
 
 
 def _draw_actor(axes: Any, actor: str, x: float, y: float) -> None:
     colour = ACTOR_COLOURS.get(actor, GREY)
-    axes.text(
-        x,
-        y,
-        ACTOR_NAMES.get(actor, actor),
-        ha="center",
-        va="center",
-        fontsize=11,
-        fontweight="bold",
-        color="white",
-        bbox={"boxstyle": "round,pad=0.45", "facecolor": colour, "edgecolor": colour},
-        zorder=7,
-        gid=f"actor-{actor}",
-    )
+    box = {"boxstyle": "round,pad=0.45", "facecolor": colour, "edgecolor": colour}
+    font = {"fontsize": 11, "fontweight": "bold", "color": "white"}
+    name = ACTOR_NAMES.get(actor, actor)
+    axes.text(x, y, name, ha="center", va="center", bbox=box, zorder=7, gid=f"actor-{actor}", **font)
 
 
 def _legend(axes: Any, is_trace: bool) -> None:
@@ -296,15 +260,8 @@ def _legend(axes: Any, is_trace: bool) -> None:
         Line2D([], [], color=GREY, linestyle=line, label=labels.get(style, style)) for style, line in LINESTYLES.items()
     ]
     handles.append(Line2D([], [], color=COLOURS["error"], linestyle="--", label="error (JSON-RPC error or isError)"))
-    axes.legend(
-        handles=handles,
-        loc="lower center",
-        ncol=4,
-        frameon=False,
-        fontsize=FONT_SIZE,
-        handlelength=3,
-        bbox_to_anchor=(0.5, 0.0),
-    )
+    place = {"loc": "lower center", "bbox_to_anchor": (0.5, 0.0), "ncol": 4}
+    axes.legend(handles=handles, frameon=False, fontsize=FONT_SIZE, handlelength=3, **place)
 
 
 def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 24) -> Figure:

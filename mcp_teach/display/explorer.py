@@ -69,14 +69,10 @@ def note(step: Step) -> str:
 
 def headline(step: Step) -> str:
     """``#4 · server → client · response · id=2 · answers #3 tools/call``."""
-    parts = [f"#{step.number}", direction(step), step.kind]
-    if step.method:
-        parts.append(step.method)
-    if step.id is not None:
-        parts.append(f"id={step.id}")
-    if step.answers is not None:
-        parts.append(f"answers {step.answers}")
-    return " · ".join(parts)
+    message_id = None if step.id is None else f"id={step.id}"
+    answers = None if step.answers is None else f"answers {step.answers}"
+    parts = (f"#{step.number}", direction(step), step.kind, step.method, message_id, answers)
+    return " · ".join(part for part in parts if part)
 
 
 def summary_table(steps: Sequence[Step]) -> Any:
@@ -105,14 +101,8 @@ class Explorer(widgets.VBox):
         self._max_items = max_items
         self.previous_button = widgets.Button(description="Previous", icon="arrow-left", tooltip="previous message")
         self.next_button = widgets.Button(description="Next", icon="arrow-right", tooltip="next message")
-        self.slider = widgets.IntSlider(
-            value=min(1, len(steps)),
-            min=min(1, len(steps)),
-            max=len(steps),
-            description="message #",
-            continuous_update=True,
-            layout=widgets.Layout(width="360px"),
-        )
+        first, layout = min(1, len(steps)), widgets.Layout(width="360px")
+        self.slider = widgets.IntSlider(first, min=first, max=len(steps), description="message #", layout=layout)
         self.header = widgets.HTML()
         self.body = widgets.HTML()
         self.previous_button.on_click(lambda _button: self.previous())
@@ -167,23 +157,20 @@ class Explorer(widgets.VBox):
         count = len(self.steps)
         return f"Message explorer: {count} message" + ("" if count == 1 else "s")
 
+    def _first_message(self) -> list[MessagesView]:
+        """The first message under its headline and note (none for an empty capture)."""
+        return [self.message_view(step, f"{headline(step)} — {note(step)}") for step in self.steps[:1]]
+
     def static_text(self) -> str:
         """Plain text: the summary of all messages and the first message."""
-        parts = [self._title(), repr(summary_table(self.steps))]
-        if self.steps:
-            first = self.steps[0]
-            parts.append(self.message_view(first, f"{headline(first)} — {note(first)}").text())
-        parts.append(HINT)
-        return "\n\n".join(parts)
+        first = [view.text() for view in self._first_message()]
+        return "\n\n".join([self._title(), repr(summary_table(self.steps)), *first, HINT])
 
     def static_html(self) -> str:
         """HTML twin of :meth:`static_text` (shown where widgets cannot be)."""
         parts = [f"<p><b>{html.escape(self._title())}</b></p>", summary_table(self.steps)._repr_html_()]
-        if self.steps:
-            first = self.steps[0]
-            parts.append(self.message_view(first, f"{headline(first)} — {note(first)}")._repr_html_())
-        parts.append(f"<p><i>{html.escape(HINT)}</i></p>")
-        return "".join(parts)
+        parts += [view._repr_html_() for view in self._first_message()]
+        return "".join([*parts, f"<p><i>{html.escape(HINT)}</i></p>"])
 
     def __repr__(self) -> str:
         return self.static_text()

@@ -5,7 +5,6 @@ protocol-relevant headers and the body, then the status, headers and body of the
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,22 +13,18 @@ from typing import Any
 
 from mcp_teach.display.show import COLOURS
 from mcp_teach.wire.http_recording import HttpExchange
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, json_or_none
 from mcp_teach.wire.plain_text import PlainText
 from mcp_teach.wire.sse import sse_events
 
 #: Headers that carry MCP meaning; the rest (date, host, user-agent, content-length, ...) is HTTP plumbing.
 PROTOCOL_HEADERS = (
-    "accept",
-    "content-type",
-    "mcp-session-id",
-    "mcp-protocol-version",
-    "mcp-method",
-    "mcp-name",
-    "last-event-id",
-)
+    "accept", "content-type", "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id"
+)  # fmt: skip
 #: Headers that change from run to run or machine to machine; never shown even with ``headers=None``.
 UNSTABLE_HEADERS = frozenset({"date", "host", "user-agent"})
+#: How a body starts in HTML.
+_PRE = "<pre style='margin: 4px 0 0 0; padding: 4px; background: #f6f8fa; white-space: pre-wrap'>"
 
 
 def _message_label(message: Any) -> str:
@@ -42,14 +37,6 @@ def _message_label(message: Any) -> str:
         return f"{message['method']} id={message['id']}" if "id" in message else message["method"]
     kind = "error" if "error" in message else "result"
     return f"{kind} id={message.get('id')}"
-
-
-def json_or_none(text: str) -> Any:
-    """``text`` as JSON, or None if it is not JSON."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
 
 
 def _sent_messages(exchange: HttpExchange) -> list[Any]:
@@ -71,9 +58,7 @@ def _http_exchanges(source: Any) -> list[HttpExchange]:
     if isinstance(source, HttpExchange):
         return [source]
     capture = getattr(source, "capture", source)
-    if isinstance(capture, Capture):
-        return list(capture.http)
-    return list(source)
+    return list(capture.http) if isinstance(capture, Capture) else list(source)
 
 
 def status_line(status: int | None) -> str:
@@ -88,9 +73,7 @@ def status_line(status: int | None) -> str:
 
 def _cut(line: str, width: int | None) -> str:
     """``line`` cut to ``width`` characters, saying how many were left out."""
-    if width is None or len(line) <= width:
-        return line
-    return f"{line[:width]}…  (+{len(line) - width} characters)"
+    return line if width is None or len(line) <= width else f"{line[:width]}…  (+{len(line) - width} characters)"
 
 
 def _select(headers: Mapping[str, str], wanted: Sequence[str] | None) -> list[tuple[str, str]]:
@@ -137,20 +120,14 @@ def exchange_lines(first: str, headers: Iterable[tuple[str, str]], body: list[st
     return [*lines, "  │", *(f"  │ {line}" for line in body)] if body else lines
 
 
+@dataclass(frozen=True, repr=False)
 class HttpView(PlainText):
     """What :func:`show_http` returns: HTML in Jupyter, plain text elsewhere."""
 
-    def __init__(
-        self,
-        exchanges: list[tuple[int, HttpExchange]],
-        headers: Sequence[str] | None,
-        width: int | None,
-        title: str | None,
-    ) -> None:
-        self._exchanges = exchanges
-        self._headers = headers
-        self._width = width
-        self._title = title
+    _exchanges: list[tuple[int, HttpExchange]]
+    _headers: Sequence[str] | None
+    _width: int | None
+    _title: str | None
 
     def text(self) -> str:
         """The plain-text form (what GitHub and nbval compare)."""
@@ -181,17 +158,12 @@ class HttpView(PlainText):
                     f"<div><span style='color: #6e7781'>{html.escape(name)}:</span> {html.escape(value)}</div>"
                     for name, value in part.headers
                 )
-                body = html.escape("\n".join(part.body))
-                body_html = (
-                    f"<pre style='margin: 4px 0 0 0; padding: 4px; background: #f6f8fa; white-space: pre-wrap'>"
-                    f"{body}</pre>"
-                    if part.body
-                    else ""
-                )
+                text = html.escape("\n".join(part.body))
+                body = f"{_PRE}{text}</pre>" if part.body else ""
                 out.append(
                     f"<div style='border-left: 3px solid {colour}; padding-left: 6px; margin: 4px 0; "
                     f"font-family: monospace'><b>{html.escape(part.first)}</b> "
-                    f"<span style='color: #6e7781'>[{html.escape(part.note)}]</span>{head}{body_html}</div>"
+                    f"<span style='color: #6e7781'>[{html.escape(part.note)}]</span>{head}{body}</div>"
                 )
             out.append("</details>")
         if not self._exchanges:

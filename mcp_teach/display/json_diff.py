@@ -62,9 +62,7 @@ def json_differences(a: Any, b: Any, path: str = "") -> list[Difference]:
         for index, (x, y) in enumerate(zip(a, b, strict=True)):
             found += json_differences(x, y, f"{path}.{index}" if path else str(index))
         return found
-    if type(a) is not type(b) or a != b:
-        return [Difference(path, a, b)]
-    return []
+    return [Difference(path, a, b)] if type(a) is not type(b) or a != b else []
 
 
 def grouped(path: str) -> str:

@@ -400,9 +400,6 @@ def summary(source: Any) -> _Table:
     for number, wire in enumerate(capture, start=1):
         request = capture.request_for(wire) if wire.method is None else None
         answers = f"#{capture.messages.index(request) + 1} {request.method}" if request else ""
-        rows.append((f"#{number}", ARROWS[wire.direction], wire.kind, wire.method or "", _text(wire.id), answers))
+        message_id = "" if wire.id is None else str(wire.id)
+        rows.append((f"#{number}", ARROWS[wire.direction], wire.kind, wire.method or "", message_id, answers))
     return table(("#", "direction", "kind", "method", "id", "answers"), rows)
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value)

@@ -91,11 +91,14 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         what = f"defines {_names(missing)}" if missing else f"fills in the body of {_names(blank)}"
         return _not_attempted(exercise_id, what)
     checker = Checker(exercise_id)
-    # A coroutine the check never awaited (an async def where a plain one is asked for) warns with the check's file.
+    answers = [namespace[name] for name in found.answers]
+    # A coroutine the check never awaited (an async def where a plain one is asked for) warns with the check's file:
+    # freed here, under the filter. The young generations hold what the check made; the whole heap (slow in a big
+    # process) only needs a look when an answer is an async function.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
-        feedback = _feedback(checker, found, [namespace[name] for name in found.answers])
-        gc.collect()
+        feedback = _feedback(checker, found, answers)
+        gc.collect(2 if any(_is_async_function(answer) for answer in answers) else 1)
     if feedback is NotImplemented:  # an nbgrader-style stub, still in place
         return _not_attempted(exercise_id, "no longer raises NotImplementedError")
     if feedback is None:
@@ -104,6 +107,11 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
     # Raised here, outside any ``except``: an error a check met on the way (an ExceptionGroup from a client, say)
     # would otherwise be its context, and IPython prints the whole chain instead of the feedback alone.
     raise ExerciseFailed(*feedback)
+
+
+def _is_async_function(answer: Any) -> bool:
+    """An ``async def`` (or a method of one); asks nothing of an object of another kind, whose every use may raise."""
+    return (inspect.isfunction(answer) or inspect.ismethod(answer)) and inspect.iscoroutinefunction(answer)
 
 
 def _names(names: list[str]) -> str:

@@ -17,6 +17,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import SESSION_HEADER, made_capture, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.l00 import NEW_IDS, repeated_ids
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import Capture
@@ -77,10 +78,11 @@ def handshake_over_http(check: Checker, http_capture: Any, session_header: Any) 
     )
     check.instance(session_header, str, "session_header", hint="store the header's name as a string")
     name = session_header.lower()
-    check.contains(
-        exchanges[0].response_headers,
-        name,
+    check.true(
+        name in exchanges[0].response_headers,
         "the headers of the server's first HTTP response",
+        expected=f"a header named {name!r}",
+        found="none of that name",
         hint="print sorted(http_capture.capture.http[0].response_headers)",
     )
     sent_back = [exchange.request_headers.get(name) for exchange in exchanges[1:]]
@@ -91,11 +93,12 @@ def handshake_over_http(check: Checker, http_capture: Any, session_header: Any) 
         found=sent_back,
         hint="the client sends the session header back unchanged with every later request (request_headers)",
     )
-    check.equal(
-        name,
-        SESSION_HEADER,
+    check.true(
+        name == SESSION_HEADER,
         "session_header",
-        hint="'connection: keep-alive' comes back too, but is no session: find the header named after MCP",
+        expected="the header that names the session",
+        found=name,
+        hint=f"{name!r} comes back too, but names no session: find the header named after MCP",
     )
     print(f"found: {', '.join(capture.methods())}")
     print(f"       the session header {name} came back on every later request")
@@ -187,10 +190,11 @@ def propose_a_version(check: Checker, my_version: Any, raw: Any, negotiated: Any
         found=answer and answer.message,
         hint="send a complete initialize request: initialize(my_version) builds one",
     )
-    check.equal(
-        negotiated,
-        answer.message["result"]["protocolVersion"],
+    check.true(
+        negotiated == answer.message["result"]["protocolVersion"],
         "negotiated compared with the server's answer",
+        expected="the protocolVersion the server answered with",
+        found=negotiated,
         hint="read reply['result']['protocolVersion']: the server decides, and it does not always agree",
     )
     print(f"asked {my_version}, the server answered {negotiated}")
@@ -207,6 +211,7 @@ def missing_envelope_key(check: Checker, discover_server: Any, envelope_error: A
         "server/discover requests sent through discover_server",
         hint="send two on the same connection: the incomplete one, then the corrected one",
     )
+    check.equal(repeated_ids([m.message for m in capture.requests()]), [], "the ids you used twice", hint=NEW_IDS)
     meta = sent[0].message.get("params", {}).get("_meta", {})
     check.equal(
         meta.get(PROTOCOL_VERSION),

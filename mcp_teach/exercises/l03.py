@@ -11,6 +11,7 @@ synchronous; 03.3, which talks to a server, runs its client with :func:`run_sync
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastmcp import FastMCP
@@ -236,17 +237,19 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
 
 
 async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
-    """What ``add_with_retry`` returns or raises for three pairs on a strict calculator, and the arguments it sent;
-    under ``"unknown"``, the same on a server without the tool (a protocol error, which no retry can repair)."""
+    """What ``add_with_retry`` returns or raises for five pairs on a strict calculator, and the arguments it sent, by
+    the first argument (for ``("1e308", "1e308")`` the retry fails too: an overflow; a loop that retries until it
+    works is stopped after 5 s); under ``"unknown"``, the same on a server without the tool (a protocol error, which
+    no retry can repair)."""
     strict = build_calculator_server()
     strict.strict_input_validation = True
     capture = CaptureTransport(strict)
     outcomes = {}
     async with teaching_client(capture) as client:
         await client.list_tools()
-        for a, b in [("2.5", 1), (2, 3), ("three", 1)]:
+        for a, b in [("2.5", 1), (2, 3), ("three", 1), (3, "0.5"), ("1e308", "1e308")]:
             capture.capture.clear()
-            outcome = await attempt(add_with_retry(client, a, b))
+            outcome = await attempt(asyncio.wait_for(add_with_retry(client, a, b), 5))
             sent = [call.message["params"]["arguments"] for call in capture.capture.requests("tools/call")]
             outcomes[a] = (outcome, sent)
     toolless = CaptureTransport(ExplainingFastMCP("no-tools"))
@@ -305,6 +308,20 @@ def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
         1,
         "the number of tools/call requests for ('three', 1)",
         hint="give up before a second call when an argument cannot be converted",
+    )
+    check.equal(
+        outcomes[3][1],
+        [{"a": 3, "b": "0.5"}, {"a": 3.0, "b": 0.5}],
+        "the arguments of the tools/call requests for (3, '0.5')",
+        hint="convert both arguments with float() before the second call, not only a",
+    )
+    overflow, calls = outcomes["1e308"]
+    check.true(
+        isinstance(overflow, ToolError) and len(calls) == 2,
+        "add_with_retry(client, '1e308', '1e308'), whose second call fails too (the sum overflows)",
+        expected="two tools/call requests, then the ToolError of the second let through",
+        found=f"{len(calls)} tools/call requests, then {overflow!r}",
+        hint="call once more, not until it works: a tool error that float() cannot repair comes back",
     )
     unknown, calls = outcomes["unknown"]
     check.true(

@@ -6,8 +6,9 @@ in CI; a real LLM may decide differently) and reads what reached the server and 
 - 04.1: ``gated_call``, an ``execute`` step that refuses tools outside an allowlist, and ``gated``, a loop run
   through it;
 - 04.2: ``remainder_result`` and ``anonymous_result``, the same question to a server whose tool says what it does
-  and to one whose tool does not;
-- 04.3: ``budget_loop``, a loop that stops when the prompt tokens sent reach a budget.
+  and to one whose tool does not, and the two ``build_..._server`` functions, whose tools the check calls itself;
+- 04.3: ``budget_loop``, a loop that stops when the prompt tokens sent reach a budget (budgets tried exactly at a
+  sum of prompt tokens, and at a first reply's total tokens, where counting the wrong usage shows).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ REMAINDER_QUESTION = "What is 17 mod 5?"
 CHAIN_QUESTION = "multiply 3 by 4, then subtract 5"
 #: The allowlist of 04.1, as the lesson's cell sets it.
 ALLOWED = {"calculator_add", "calculator_subtract"}
+#: Arguments whose order matters, and their remainders: a remainder typed in, or of swapped arguments, shows.
+REMAINDERS = {(7, 3): 1, (3, 7): 3}
 
 
 def listed_tools(result: LoopResult) -> list[dict[str, Any]]:
@@ -47,6 +50,17 @@ def tools_calls(result: LoopResult) -> list[tuple[dict[str, Any], dict[str, Any]
 def _question(result: LoopResult) -> str | None:
     questions = result.trace.of_kind("question")
     return questions[0].payload.get("content") if questions else None
+
+
+def _question_hint(result: LoopResult, hint: str) -> str:
+    """``hint``, unless the trace is empty: then where a trace comes from."""
+    return hint if result.trace.events else "store what ask(...) returns: only ask fills in the trace"
+
+
+async def _remainders(build: Any, tool: str, parameters: tuple[str, str]) -> list[Any]:
+    """What ``tool`` of a fresh ``build()`` server returns for the arguments of REMAINDERS."""
+    async with teaching_client(build()) as client:
+        return [(await client.call_tool(tool, dict(zip(parameters, case, strict=True)))).data for case in REMAINDERS]
 
 
 async def _gate(gated_call: Any) -> list[tuple[Any, list[str]]]:
@@ -85,7 +99,7 @@ def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> Non
                    found=outcome, hint="the shape of call_tool's answer: (text for the model, failed)")  # fmt: skip
     check.instance(gated, LoopResult, "gated", hint="store what `await ask(..., execute=gated_call)` returns")
     check.equal(_question(gated), CHAIN_QUESTION, "the question in gated.trace",
-                hint=f"ask {CHAIN_QUESTION!r}, word for word")  # fmt: skip
+                hint=_question_hint(gated, f"ask {CHAIN_QUESTION!r}, word for word"))  # fmt: skip
     sent = [request["params"]["name"] for request, _ in tools_calls(gated)]
     check.true(not set(sent) - ALLOWED, "the tools/call requests in gated.trace", expected=f"only {sorted(ALLOWED)}",
                found=sent, hint="pass execute=gated_call to ask")  # fmt: skip
@@ -96,8 +110,9 @@ def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> Non
     print(f"tools/call sent: {', '.join(sent) or 'none'}; the model was told: {told[0]}")
 
 
-@exercise("04.2", answers=("remainder_result", "anonymous_result"))
-def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_result: Any) -> None:
+@exercise("04.2", answers=("remainder_result", "anonymous_result", "build_remainder_server", "build_anonymous_server"))
+def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_result: Any,
+                             build_remainder_server: Any, build_anonymous_server: Any) -> None:  # fmt: skip
     for name, value in (("remainder_result", remainder_result), ("anonymous_result", anonymous_result)):
         check.instance(value, LoopResult, name, hint="store what `await ask(...)` returns")
     tools = listed_tools(remainder_result)
@@ -118,7 +133,7 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
         _question(remainder_result),
         REMAINDER_QUESTION,
         "the question in remainder_result.trace",
-        hint=f"ask {REMAINDER_QUESTION!r}, word for word",
+        hint=_question_hint(remainder_result, f"ask {REMAINDER_QUESTION!r}, word for word"),
     )
     calls = tools_calls(remainder_result)
     check.equal(
@@ -132,7 +147,8 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
         (response.get("result") or {}).get("structuredContent"),
         {"result": 2},
         "the structuredContent of the server's tools/call result",
-        hint="17 mod 5 is 2: return dividend % divisor",
+        hint="the remainder is what is left of the dividend once the divisor is taken out as often as it goes: mind "
+        "which argument divides which",
     )
     check.true(
         re.search(r"\b2\b", remainder_result.answer) is not None,
@@ -142,16 +158,18 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
         hint="the model repeats what the tool returned",
     )
     check.equal(
-        [(tool.get("name"), tool.get("description")) for tool in listed_tools(anonymous_result)],
-        [("f", None)],
-        "the tools listed in anonymous_result.trace: (name, description)",
-        hint="build_anonymous_server() has one tool, `f(x: float, y: float)`, without a docstring",
-    )
+        [(tool.get("name"), tool.get("description"), [*tool.get("inputSchema", {}).get("properties", {})])
+         for tool in listed_tools(anonymous_result)],
+        [("f", None, ["x", "y"])],
+        "the tools listed in anonymous_result.trace: (name, description, parameter names)",
+        hint="build_anonymous_server() has one tool, `f(x: float, y: float)`, without a docstring: parameter names "
+        "like dividend would tell the model what it computes",
+    )  # fmt: skip
     check.equal(
         _question(anonymous_result),
         REMAINDER_QUESTION,
         "the question in anonymous_result.trace",
-        hint=f"ask the same question, {REMAINDER_QUESTION!r}",
+        hint=_question_hint(anonymous_result, f"ask the same question, {REMAINDER_QUESTION!r}"),
     )
     check.equal(
         [request["params"]["name"] for request, _ in tools_calls(anonymous_result)],
@@ -159,6 +177,12 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
         "the tools/call requests in anonymous_result.trace",
         hint="with no meaningful name, parameters or description, the model should find no tool to use",
     )
+    for build, tool, parameters in ((build_remainder_server, "remainder", ("dividend", "divisor")),
+                                    (build_anonymous_server, "f", ("x", "y"))):  # fmt: skip
+        found, expected = run_sync(_remainders(build, tool, parameters)), [*REMAINDERS.values()]
+        check.equal(found, expected, f"{tool}({', '.join(parameters)}) for {' and '.join(map(str, REMAINDERS))}",
+                    hint="the arguments are swapped: the first is divided by the second" if found == expected[::-1]
+                    else "compute it from both arguments: a number typed in is right for 17 mod 5 alone")  # fmt: skip
     print(f"remainder: {remainder_result.answer}\nf: {anonymous_result.answer}")
 
 
@@ -173,10 +197,11 @@ async def _budget_run(budget_loop: Any, budget: int) -> tuple[Any, int, list[str
     return result, len(exchanges), sent
 
 
-async def _prompt_tokens() -> list[int]:
+async def _usages() -> list[dict[str, int]]:
+    """The usage of each response of the full chain (three rounds)."""
     async with teaching_client(build_calculator_server()) as client:
         full = await ask(CHAIN_QUESTION, client, openai_client(Settings()), model=model_name(Settings()))
-    return [event.payload["usage"]["prompt_tokens"] for event in full.trace.of_kind("llm-response")]
+    return [event.payload["usage"] for event in full.trace.of_kind("llm-response")]
 
 
 @exercise("04.3", answers=("budget_loop",))
@@ -187,14 +212,20 @@ def a_token_budget(check: Checker, budget_loop: Any) -> None:
         expected="an async function",
         hint="async def budget_loop(question, mcp, llm, *, model, token_budget) -> LoopResult: ...",
     )
-    tokens = run_sync(_prompt_tokens())  # e.g. [349, 410, 471]: the full chain, three rounds
+    usages = run_sync(_usages())  # e.g. prompt_tokens 349, 410, 471; total_tokens 380, 441, 481
+    tokens = [usage["prompt_tokens"] for usage in usages]
     spent = [sum(tokens[: n + 1]) for n in range(len(tokens))]
-    for budget, requests in ((spent[0] - 1, 1), (spent[1] - 1, 2), (spent[-1] * 10, 3)):
+    sums = "add each response's usage.prompt_tokens; stop once the sum reaches the budget"
+    at = "the prompt tokens sent so far add up to exactly this budget: a sum equal to the budget has reached it"
+    total = "this budget equals the first reply's total_tokens; the budget counts the prompt tokens sent alone"
+    # (budget, requests it allows, hint if more were sent, hint if fewer): the sums of prompt tokens tried exactly
+    for budget, requests, more, fewer in ((spent[0], 1, at, sums), (usages[0]["total_tokens"], 2, sums, total),
+                                          (spent[1], 2, at, sums), (spent[-1] * 10, 3, sums, sums)):  # fmt: skip
         result, asked, sent = run_sync(_budget_run(budget_loop, budget))
         what = f"budget_loop with token_budget={budget}"
         check.instance(result, LoopResult, f"what {what} returns", hint="return LoopResult(answer, messages, ...)")
         check.equal(asked, requests, f"the requests {what} sent to the model",
-                    hint="add each response's usage.prompt_tokens; stop once the sum reaches the budget")  # fmt: skip
+                    hint=more if asked > requests else fewer)  # fmt: skip
         check.equal(sent, ["calculator_multiply", "calculator_subtract"][: requests - 1],
                     f"the tools/call requests {what} sent",
                     hint="the calls of the reply that used up the budget are not run")  # fmt: skip
@@ -203,4 +234,4 @@ def a_token_budget(check: Checker, budget_loop: Any) -> None:
                     hint="True when the budget ran out while the model still wanted tools")  # fmt: skip
     check.true(re.search(r"\b7\b", result.answer) is not None, "the answer within a large budget",
                expected="the model's answer (7)", found=result.answer, hint="a text reply ends the loop")  # fmt: skip
-    print(f"prompt tokens per round {tokens}: budgets {spent[0] - 1} and {spent[1] - 1} stop after 1 and 2 requests")
+    print(f"prompt tokens per round {tokens}: budgets {spent[0]} and {spent[1]} stop after 1 and 2 requests")

@@ -168,6 +168,10 @@ def the_handshake_by_hand(check: Checker, handshake_by_hand: Any) -> None:
                 found=accept,
                 hint="a client MUST list both reply formats (2025-11-25, basic/transports, Sending Messages)",
             )
+    initialized = _body(replies[1])
+    check.true("id" not in initialized, "the body of the notifications/initialized POST", expected="no id",
+               found=initialized, hint="a notification is one-way, so it has no id: the receiver MUST NOT answer it "
+               "(2025-11-25, basic/index, Notifications)")  # fmt: skip
     in_session = replies[: [reply.request.method for reply in replies].index("DELETE")]  # the session ends there
     ids = [body["id"] for body in map(_body, in_session) if isinstance(body, dict) and "id" in body]
     check.equal(
@@ -249,8 +253,10 @@ async def _send_forecasts(header_values: dict[str, str]) -> dict[str, str]:
     return answers
 
 
-def _encoding_hint(value: str) -> str:
-    """Which Value Encoding rule ``value`` falls under, in words."""
+def _encoding_hint(value: str, sent: str) -> str:
+    """Which Value Encoding rule ``value`` falls under, in words (or what went wrong in ``sent``, the header)."""
+    if sent.startswith(("=?base64?b'", '=?base64?b"')):
+        return "b64encode returns bytes, and an f-string shows them as b'…': decode them to a str first"
     if value.startswith("=?base64?") and value.endswith("?="):
         return "a plain value that looks like the sentinel (=?base64?…?=) must be encoded too, or it would be decoded"
     if value != value.strip():
@@ -277,7 +283,7 @@ def encode_a_header_value(check: Checker, header_value: Any) -> None:
             answer,
             "200",
             f"the server's answer to a forecast call for {value!r} with Mcp-Param-Region: {encoded[value]!r}",
-            hint=_encoding_hint(value),
+            hint=_encoding_hint(value, encoded[value]),
         )
     for value in PLAIN_VALUES:
         check.equal(encoded[value], value, f"header_value({value!r})", hint="a value safe in a header goes as it is")
@@ -315,7 +321,7 @@ def break_the_stdio_framing(
         hint="count the lines of json.dumps(initialize_request, indent=2): the server splits its input at every "
         "newline",
     )
-    check.instance(pretty_replies, list, "pretty_replies", hint="pretty_replies = await raw_server.receive_all()")
+    check.instance(pretty_replies, list, "pretty_replies", hint="receive() reads one reply; receive_all() every one")
     check.equal(
         [(reply.get("id"), reply.get("error", {}).get("code")) for reply in pretty_replies],
         [(None, -32700)] * pretty_lines,

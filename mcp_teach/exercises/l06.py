@@ -28,6 +28,8 @@ from mcp_teach.lessons.l06_summary import format_ms
 
 #: The two connections of 06.2.
 BLOB_TRANSPORTS = ("in-memory", "streamable-http")
+#: How far two readings of the clocks may disagree (ms): a tick of ``time.monotonic`` and a little more.
+CLOCK_SLACK_MS = time.get_clock_info("monotonic").resolution * 1000 + 0.05
 
 
 def _check_samples(check: Checker, samples: Any, count: int, name: str, count_hint: str) -> None:
@@ -78,6 +80,13 @@ def capture_on_and_off(
     count_hint = "CAPTURE_CALLS timed calls on each connection: take_turns(..., CAPTURE_CALLS, CAPTURE_BLOCK)"
     for name, samples in [("samples_off", samples_off), ("samples_on", samples_on)]:
         _check_samples(check, samples, capture_calls, name, count_hint)
+    check.true(
+        samples_off != samples_on,
+        "samples_off and samples_on",
+        expected="the samples of two connections, which never come out equal",
+        found="the same samples twice",
+        hint="samples_off are the plain connection's, samples_on those of the client on captured",
+    )
     check.instance(captured, CaptureTransport, "captured", hint="captured = CaptureTransport(stdio_transport())")
     check.instance(
         captured.inner, StdioTransport, "the transport inside captured", hint="wrap stdio_transport(): this is stdio"
@@ -99,10 +108,9 @@ def capture_on_and_off(
     )
     exchanges = [(request, captured.capture.response_to(request)) for request in requests[capture_warmup:]]
     wire_ms = [(response.at - request.at) * 1000 for request, response in exchanges]
-    slack = time.get_clock_info("monotonic").resolution * 1000 + 0.05
     for number, (sample, on_the_wire) in enumerate(zip(samples_on, wire_ms, strict=True)):
         check.true(
-            sample >= on_the_wire - slack,
+            sample >= on_the_wire - CLOCK_SLACK_MS,
             f"samples_on[{number}]",
             expected=f"at least {on_the_wire:.3f} ms, the time its request and response took on the wire",
             found=sample,
@@ -170,6 +178,13 @@ def larger_result(
     )
     for key, samples in blob_samples.items():
         _check_samples(check, samples, blob_calls, f"blob_samples[{key}]", "BLOB_CALLS timed calls per measurement")
+    check.true(
+        all(blob_samples["streamable-http", size] != blob_samples["in-memory", size] for size in blob_sizes),
+        "the samples of streamable-http in blob_samples",
+        expected="samples of their own: two connections never time the same",
+        found="the in-memory samples again",
+        hint="measure streamable-http on a connection of its own: teaching_client(url), with the url serve_http gives",
+    )
     check.instance(extra_ms, dict, "extra_ms", hint="a dict from each transport to a number of ms")
     check.equal(sorted(extra_ms), sorted(BLOB_TRANSPORTS), "the keys of extra_ms", hint="one entry per transport")
     largest, smallest = max(blob_sizes), min(blob_sizes)
@@ -214,12 +229,13 @@ def tool_loop_on_the_scale(
         found=len(requests),
         hint="connect through a CaptureTransport: only captured MCP messages join the trace",
     )
+    span_ms = (timed.trace.events[-1].at - timed.trace.events[0].at) * 1000
     check.true(
-        isinstance(loop_ms, int | float) and loop_ms > 0,
+        isinstance(loop_ms, int | float) and loop_ms > 0 and loop_ms >= span_ms - CLOCK_SLACK_MS,
         "loop_ms",
-        expected="a positive duration in ms",
+        expected=f"at least {span_ms:.1f} ms, from the trace's first event to its last: ask(...) holds them all",
         found=loop_ms,
-        hint="(time.perf_counter() after - before) × 1000",
+        hint="time the whole await ask(...), not its parts: (time.perf_counter() after - before) × 1000",
     )
     check.instance(tool_call_ms, list, "tool_call_ms", hint="a list: one duration per tools/call")
     check.instance(llm_ms, list, "llm_ms", hint="a list: one duration per round")

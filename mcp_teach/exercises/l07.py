@@ -31,10 +31,10 @@ DAYS = ["monday", "tuesday", "thursday", "Saturday"]
 DAY_TEMPLATE = mcp_types.ResourceTemplateReference(type="ref/resource", uri="notes://{day}")
 PLAN_PROMPT = mcp_types.PromptReference(type="ref/prompt", name="plan_the_day")
 COMPLETIONS: list[tuple[Any, str, str, list[str], str]] = [
+    (DAY_TEMPLATE, "day", "", DAYS, "an empty value starts every day: all the days given (days), unchanged, in order"),
     (DAY_TEMPLATE, "day", "t", ["tuesday", "thursday"], "the days that start with what was typed, in list order"),
     (DAY_TEMPLATE, "day", "T", ["tuesday", "thursday"], "compare lower-cased: argument.value.lower()"),
     (DAY_TEMPLATE, "day", "sat", ["Saturday"], "lower-case the days too when you compare, but return them unchanged"),
-    (DAY_TEMPLATE, "day", "", DAYS, "an empty value starts every day: all of them"),
     (PLAN_PROMPT, "day", "mo", ["monday"], "complete the prompt's argument too: a PromptReference has .name"),
     (
         mcp_types.PromptReference(type="ref/prompt", name="pick_mood"),
@@ -159,14 +159,22 @@ def review_prompt(check: Checker, add_review_prompt: Any) -> None:
         [(m.role, m.content.type) for m in messages],
         [("user", "text"), ("user", "resource")],
         "the (role, content type) of each message of review_note(day='friday')",
-        hint="return [Message(instruction), Message(mcp_types.EmbeddedResource(type='resource', resource=...))]",
+        hint="two user messages, the text first, then an mcp_types.EmbeddedResource: it carries the note itself, "
+        "where a resource_link would only point to it",
     )
     embedded = messages[1].content.resource
+    found = (str(embedded.uri), embedded.mime_type, getattr(embedded, "text", None))
+    expected = ("notes://friday", "text/plain", REVIEW_NOTES["friday"])
+    field_hints = (
+        "the uri names the day asked for, as the template notes://{day} does",
+        "a note is plain text whatever it holds: say so in mime_type",
+        "the text is that day's note from the notes your function was given (TextResourceContents, not a blob)",
+    )
     check.equal(
-        (str(embedded.uri), embedded.mime_type, getattr(embedded, "text", None)),
-        ("notes://friday", "text/plain", REVIEW_NOTES["friday"]),
+        found,
+        expected,
         "the embedded resource's (uri, mimeType, text)",
-        hint="mcp_types.TextResourceContents(uri=f'notes://{day}', mime_type='text/plain', text=notes[day])",
+        hint=next((h for h, f, e in zip(field_hints, found, expected, strict=True) if f != e), None),
     )
     check.equal(
         refused.error.code if isinstance(refused, MCPError) else None,
@@ -259,20 +267,22 @@ def _choose(check: Checker, function: Callable[..., Any], resources: list[Any], 
     objects = isinstance(found, list | tuple) and any(isinstance(item, mcp_types.Resource) for item in found)
     found = [str(uri) for uri in found] if isinstance(found, list | tuple) and not objects else found
     expected = expected_context(resources, budget)
-    check.equal(found, expected, what, hint=_context_hint(what, resources, expected, None if objects else found))
+    check.equal(found, expected, what, hint=_context_hint(what, resources, budget, None if objects else found))
 
 
-def _context_hint(what: str, resources: list[mcp_types.Resource], expected: list[str], found: Any) -> str:
+def _context_hint(what: str, resources: list[mcp_types.Resource], budget: int, found: Any) -> str:
+    """The mistake ``found`` shows: objects for URIs, another order, JSON left out, or the list's own rule."""
     if found is None:
         return "return the URIs (str(resource.uri)), not the Resource objects"
-    chosen = found if isinstance(found, list) else []
-    json = {str(r.uri) for r in resources if r.mime_type == "application/json"}
-    json_left_out = [uri for uri in expected if uri in json and uri not in chosen]
-    if "knowledge" in what and json_left_out:
-        return f"{json_left_out[0]} is application/json, which counts as text"
-    if "knowledge" in what:
-        return "sort the readable resources by priority, highest first, then add each one whose size still fits"
-    return what.split(": ", 1)[-1]
+    if "knowledge" not in what:
+        return what.split(": ", 1)[-1]
+    expected = expected_context(resources, budget)
+    if isinstance(found, list) and sorted(map(str, found)) == sorted(expected):
+        return "the right resources in another order: highest priority first, equal priorities in the list's order"
+    if found == expected_context([r for r in resources if r.mime_type != "application/json"], budget):
+        json = next(str(r.uri) for r in resources if r.mime_type == "application/json")
+        return f"{json} is application/json, which counts as text"
+    return "sort the readable resources by priority, highest first, then add each one whose size still fits"
 
 
 @exercise("07.3", answers=("choose_context",))

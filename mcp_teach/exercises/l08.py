@@ -14,6 +14,7 @@ The checks are synchronous; those that talk to a server run their client with :f
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
@@ -39,15 +40,22 @@ POWER_SCHEMA_CASES: tuple[tuple[dict[str, Any], bool], ...] = (
     ({"a": 2, "b": 0.5}, True),
     ({"a": -8, "b": 3}, True),
     ({"a": -8, "b": 0.5}, False),
+    ({"a": 0, "b": 0.5}, True),  # 0 is no negative base
     ({"a": 2}, False),
     ({"a": "2", "b": 10}, False),
     ({"a": 2, "b": 10, "c": 1}, False),
 )
+#: What a schema that misjudges a case of POWER_SCHEMA_CASES gets wrong, by the case's base ``a``.
+SCHEMA_HINTS = {
+    -8: "a negative base needs a whole exponent: 'if': {a below 0}, 'then': {b of type integer}; "
+    "keep type number, required and additionalProperties false",
+    0: "0 is no negative base: the 'if' must hold for a below 0 only",
+}
 #: (arguments, the number the text must hold, or None: a tool error) — what 08.1's handler must answer.
 POWER_CALLS: tuple[tuple[dict[str, Any], float | None], ...] = (
     ({"a": 2, "b": 10}, 1024.0),
-    ({"a": -8, "b": 3}, -512.0),
-    ({"a": 9, "b": 0.5}, 3.0),
+    ({"a": -2, "b": -3}, -0.125),  # a negative base or exponent is fine with a whole exponent
+    ({"a": 0, "b": 0.5}, 0.0),  # 0 is no negative base
     ({"a": 2, "b": "10"}, None),
     ({"a": True, "b": 10}, None),  # JSON true is no number, though Python's bool is an int
     ({"a": -8, "b": 0.5}, None),
@@ -131,10 +139,9 @@ def power_tool(check: Checker, power_server: Any) -> None:
             f"what calculator_power's inputSchema says about {arguments}",
             expected="accepts" if accepted else "rejects",
             found=said,
-            hint="a negative base needs a whole exponent: 'if': {a below 0}, 'then': {b of type integer}; "
-            "keep type number, required and additionalProperties false"
-            if arguments == {"a": -8, "b": 0.5} or arguments == {"a": -8, "b": 3}
-            else "both a and b numbers, both required, nothing else allowed",
+            hint=SCHEMA_HINTS.get(arguments.get("a"))
+            or ("a and b may be any numbers, fractions too, unless the base is negative" if accepted else None)
+            or "both a and b numbers, both required, nothing else allowed",
         )
     for (arguments, expected), outcome in zip(POWER_CALLS, probe["calls"], strict=True):
         what = f"power_server's answer to calculator_power {arguments}"
@@ -165,7 +172,10 @@ def power_tool(check: Checker, power_server: Any) -> None:
             what,
             expected=f"isError false and the text {expected!r}",
             found=_said(outcome),
-            hint="answer with the number as text, e.g. json.dumps(float(a) ** float(b))",
+            hint="this call has a real, finite answer: refuse only a base below 0 with a fractional exponent and 0 "
+            "to a negative power"
+            if outcome.is_error
+            else "answer with the number as text, e.g. json.dumps(float(a) ** float(b))",
         )
     add = probe["add"]
     check.true(
@@ -188,6 +198,8 @@ def power_tool(check: Checker, power_server: Any) -> None:
 
 
 DIVIDE = "calculator_divide"
+REQUIRED_NUMBER = "give result its type under properties, and list it in required"
+ONLY_DIVIDE = "only calculator_divide's entry changes: a tool that declares one MUST answer with structuredContent"
 #: The calls 08.2's check makes after tools/list: (arguments, what the result must be).
 STRUCTURED_CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     (DIVIDE, {"a": 1, "b": 4}),
@@ -236,6 +248,12 @@ def _structured_checks(check: Checker, server: Server[Any], mode: str, era: str)
         found=problem or schema,
         hint='an object with one number: {"type": "object", "properties": {"result": {"type": "number"}}}',
     )
+    accepted = [instance for instance in ({}, {"result": "0.25"}) if verdict(schema, instance) == "accepts"]
+    check.equal(
+        accepted, [], f"what your outputSchema wrongly accepts: no result, or a text ({era})", hint=REQUIRED_NUMBER
+    )
+    declaring = [tool.get("name") for tool in tools if tool.get("outputSchema") and tool.get("name") != DIVIDE]
+    check.equal(declaring, [], f"the other tools that declare an outputSchema ({era})", hint=ONLY_DIVIDE)
     good, zero, add = (replies(capture, "tools/call") + [None] * 3)[:3]
     result = (good or {}).get("result")
     check.true(
@@ -299,12 +317,13 @@ def fixed_registry(check: Checker, fixed_files: Any) -> None:
     for name in ("main.py", "tools.py"):
         check.contains(fixed_files, name, "the files of your package", hint=f"keep {name}, changed as needed")
     check.true(
-        "calc.main" not in fixed_files["tools.py"],
+        not re.search(r"^\s*(from|import)\b.*\bmain\b", fixed_files["tools.py"], re.MULTILINE),
         "tools.py",
-        expected="no import from calc.main: under python -m that loads main.py a second time",
+        expected="no import of main.py: under python -m that loads main.py a second time",
         found=fixed_files["tools.py"],
         hint="import register_tool from a module of its own, e.g. calc/registry.py",
     )
+    check.contains(fixed_files, "registry.py", "the files of your package", hint="the registry moves to registry.py")
     files = {"__init__.py": "", **fixed_files}
     try:
         run = run_sync(run_package(files, "calc", "your fix"))

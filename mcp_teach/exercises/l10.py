@@ -1,8 +1,8 @@
 """Lesson 10's exercises (a host with many servers): what each one expects, for ``check("10.k")``.
 
 - 10.1: ``find_clashes(listed)``, the clash check a host runs before it offers prefixed names: the check lists the
-  tools of real in-memory servers whose names meet after prefixing, and holds the answer to what fastmcp's router
-  hides when it mounts them;
+  tools of real in-memory servers whose names meet after prefixing (then the same listing in reverse order), and
+  holds the answer to what fastmcp's router hides when it mounts them;
 - 10.2: ``divide_only``, an ``mcpServers`` entry whose allowlist keeps only ``calculator_divide``: its ``tools``,
   ``include_tags`` and ``exclude_tags`` are connected through ``fastmcp.Client`` to a calculator served over HTTP
   with a tool the entry does not name;
@@ -125,6 +125,9 @@ def check_find_clashes(c: Checker, find_clashes: Any) -> None:
         f"find_clashes({alone})",
         hint="prefixes keep 'notes_search' and 'git_log' apart: only a prefixed name two servers share is a clash",
     )
+    backwards = dict(reversed(listed.items()))  # owners sorted by name would pass the config order above
+    c.equal(find_clashes(backwards), {name: owners[::-1] for name, owners in CLASHES.items()},
+            f"find_clashes({backwards})", hint="servers in config order (the order of listed), not sorted")  # fmt: skip
     hidden = sum(len(owners) - 1 for owners in found.values())
     total = sum(len(tools) for tools in listed.values())
     c.equal(len(offered), total - hidden, "tools fastmcp's router offers", hint="one per clash is kept")
@@ -208,13 +211,17 @@ def check_provider_name(c: Checker, provider_name: Any) -> None:
             f"provider_name({server!r}, {tool!r})",
             expected="a name matching ^[A-Za-z0-9_-]{1,64}$",
             found=name,
-            hint="replace every character outside A-Z, a-z, 0-9, _ and - with '_' (\\w keeps letters like é)",
+            hint=f"at most 64 characters: {KEPT} kept, '_' and {DIGITS} hex digits"
+            if isinstance(name, str) and len(name) > 64
+            else "replace every character outside A-Z, a-z, 0-9, _ and - with '_' (\\w keeps letters like é)",
         )
         c.equal(
             name,
             expected_name(server, tool),
             f"provider_name({server!r}, {tool!r})",
-            hint=f"the first {KEPT} characters of the cleaned name, '_', then the first {DIGITS} hex digits of "
+            hint="a name that already fits is returned as it is"
+            if is_openai_name(f"{server}_{tool}")
+            else f"the first {KEPT} characters of the cleaned name, '_', then the first {DIGITS} hex digits of "
             f"sha256('{server}/{tool}')",
         )
     c.equal(len(set(names)), len(names), "distinct inputs give distinct names", hint="add a hash of the input")

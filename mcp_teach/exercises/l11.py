@@ -70,8 +70,11 @@ def check_messages_tools(c: Checker, messages_tools: Any) -> None:
         c.true("parameters" not in tool and "function" not in tool, f"the definition of {want['name']}",
                expected="no 'function' envelope and no 'parameters' key", found=sorted(tool),
                hint="Messages puts name, description and input_schema at the top of each tool")  # fmt: skip
+        odd = sorted(set(tool) ^ set(want))  # a key missing or extra: say which
         c.equal(tool, want, f"the definition of {want['name']}",
-                hint="name and description as they are; function.parameters becomes input_schema")  # fmt: skip
+                hint="one definition per OpenAI tool, in the same order" if tool.get("name") != want["name"] else
+                f"the keys {odd} differ: a description only where the OpenAI one has it, parameters as input_schema"
+                if odd else "name and description as they are; function.parameters becomes input_schema")  # fmt: skip
     print(f"{len(found)} tools (two servers' and one without a description): the same name, description and schema, "
           "only the envelope changed")  # fmt: skip
 

@@ -6,18 +6,23 @@ the package's capstone server (:mod:`mcp_teach.servers.capstone`) with the stude
 step's own, serves it on 127.0.0.1 and runs the official conformance suite's scenarios for the step: the suite is
 the judge, and a failure names each failing scenario with the suite's own messages (the first sentence of each)
 and a hint. Once the scenarios pass, fastmcp's in-memory client checks what the exercise asks and those scenarios
-do not look at; last, that every tool and prompt has a description: the whole-server run's ``tools-list`` and
-``prompts-list`` require one, and the step's own scenarios never list the tools or prompts.
+do not look at; then that each result a client reads is the one the task gives (:func:`as_the_task_gives`: the
+suite accepts any text, and answers the questions of 13.2 always alike, so a result typed in from its answers passes
+it); last, that every tool and prompt has a description: the whole-server run's ``tools-list`` and ``prompts-list``
+require one, and the step's own scenarios never list the tools or prompts.
 
 - 13.1 ``add_content_tools``: audio, an embedded resource, mixed content, a tool error (2026-07-28); in memory,
-  the mixed blocks in their order;
+  the mixed blocks in their order, and each result as the task gives it (texts, URIs, mimeTypes, the error);
 - 13.2 ``add_more_input_required``: sampling, roots, three questions at once, three rounds (2026-07-28); then,
   in memory, a client that declared no capability gets -32021 rather than a question, and a round-2 retry
-  without its answer is asked again (the suite's client declares every capability, so it cannot see either);
+  without its answer is asked again (the suite's client declares every capability, so it cannot see either); and
+  each tool's last result, its questions answered otherwise than the suite answers them;
 - 13.3 ``add_watched_resources``: a template, subscribe and unsubscribe (2025-11-25); in memory, the template's
-  JSON for another id, and the trigger tool's ``notifications/resources/updated`` to a subscribed client;
+  JSON for another id (the id a string, as the URI gives it), the trigger tool's ``notifications/resources/updated``
+  to a subscribed client, and the watched resource's text;
 - 13.4 ``add_rich_prompts``: an embedded resource, an image, completion (2026-07-28); in memory, completion by
-  prefix, and the embedded resource naming the ``resourceUri`` it was given, as ``text/plain``.
+  prefix, the embedded resource naming the ``resourceUri`` it was given, as ``text/plain``, and both prompts'
+  messages as the task gives them.
 """
 
 from __future__ import annotations
@@ -64,31 +69,28 @@ WITH_BUS = {"add_watched_resources", "add_tool_changes", "add_prompt_changes"}
 
 #: What to look at when a scenario fails: the fixture it calls and where the lesson shows the pattern.
 HINTS = {
-    "tools-call-audio": "test_audio_content returns Audio(data=WAV_TINY, format='wav'), as step 1 returns an Image",
-    "tools-call-embedded-resource": "return mcp_types.EmbeddedResource(type='resource', resource=TextResource"
-    "Contents(uri='test://embedded-resource', mime_type='text/plain', text=...)) with the suite's exact text",
-    "tools-call-mixed-content": "return a list: the text, an Image, an EmbeddedResource (application/json), in order",
-    "tools-call-error": "raise ToolError(...): a tool execution error is a result with isError: true, not a "
-    "JSON-RPC error",
-    "input-required-result-basic-sampling": "first call: InputRequiredResult(input_requests={'capital_question': "
-    "sampling_request(SAMPLING_PROMPT)}); the retry finds a CreateMessageResult in ctx.input_responses",
-    "input-required-result-basic-list-roots": "ask {'client_roots': mcp_types.ListRootsRequest()}; the retry finds "
-    "a ListRootsResult",
-    "input-required-result-multiple-input-requests": "one InputRequiredResult holding user_name, greeting and "
-    "client_roots, with a request_state (any string: the suite requires one here); answer once all three keys are "
-    "in ctx.input_responses",
-    "input-required-result-multi-round": "keep the round (and the name) in requestState as JSON; round 1 asks "
-    "step1, round 2 asks step2, then answer; a retry without its round's answer is asked that question again",
-    "resources-templates-read": "@mcp.resource('test://template/{id}/data', mime_type='application/json') "
-    "returning JSON with the id",
-    "resources-subscribe": "serve_subscriptions(mcp, bus) (lesson 07) serves resources/subscribe, and "
-    "test://watched-resource must exist",
-    "resources-unsubscribe": "serve_subscriptions(mcp, bus) serves resources/unsubscribe too",
-    "prompts-get-embedded-resource": "test_prompt_with_embedded_resource(resourceUri) returns a Message holding an "
-    "EmbeddedResource for that URI, then a text Message",
-    "prompts-get-with-image": "test_prompt_with_image returns Message(Image(...).to_image_content()), then a text",
-    "completion-complete": "@mcp.completion: a function (ref, argument, context) returning the values that start "
-    "with argument.value",
+    "tools-call-audio": "test_audio_content returns the tiny WAV as fastmcp's Audio, as step 1 returns an Image",
+    "tools-call-embedded-resource": "an embedded resource is a content block that carries a resource's contents "
+    "(uri, mimeType, text): the task gives the URI and the exact text the suite looks for",
+    "tools-call-mixed-content": "a list of content blocks, in the order the task gives them",
+    "tools-call-error": "a tool execution error is a result with isError: true, not a JSON-RPC error: fastmcp sends "
+    "one for a ToolError",
+    "input-required-result-basic-sampling": "the first call returns the question in an InputRequiredResult; the "
+    "retry finds the client's answer in ctx.input_responses under the key you asked with",
+    "input-required-result-basic-list-roots": "ask for the client's roots the same way; the retry finds a "
+    "ListRootsResult",
+    "input-required-result-multiple-input-requests": "one InputRequiredResult holding all three questions, with a "
+    "request_state (the suite requires one here); answer once every key is in ctx.input_responses",
+    "input-required-result-multi-round": "keep the round (and the name) in requestState; each round asks its own "
+    "question, and a retry without its round's answer is asked that question again",
+    "resources-templates-read": "a resource template: its URI has the {id} placeholder the task names, and it "
+    "returns JSON with the id",
+    "resources-subscribe": "lesson 07 serves resources/subscribe for a bus; the watched resource must exist",
+    "resources-unsubscribe": "the same function that serves resources/subscribe serves resources/unsubscribe",
+    "prompts-get-embedded-resource": "the prompt returns a Message holding an embedded resource for the URI it was "
+    "given, then a text Message",
+    "prompts-get-with-image": "the prompt returns a Message holding the image's content, then a text Message",
+    "completion-complete": "a completion handler returns the values that start with what the client typed",
 }
 
 
@@ -240,6 +242,111 @@ def every_tool_and_prompt_described(check: Checker, server: FastMCP) -> str:
     return "every tool and prompt described"
 
 
+#: The check's client answers each question so (not as the suite's does: a result hard-coded from the suite's
+#: answers shows), declaring every capability.
+MODEL_SAYS = "It is Paris, on the Seine."
+ROOTS = ["file:///home/ada/notes", "file:///home/ada/code"]
+FORM_ANSWERS = {"name": "Ada", "color": "teal"}
+EMBED_URI = "test://any/resource-uri"
+#: The parts of a result a client reads (a description or ``_meta`` may differ).
+READ_PARTS = ("content", "isError", "messages", "contents")
+
+
+async def _model_says(*arguments: Any) -> str:
+    """The check's client's model: its answer to any question."""
+    return MODEL_SAYS
+
+
+async def _form(message: str, response_type: Any, params: Any, context: Any) -> dict[str, Any]:
+    """The check's client's user: fills in each field a form asks for."""
+    return {field: FORM_ANSWERS.get(field, "?") for field in params.requested_schema.get("properties", {})}
+
+
+async def _fetch(client: Client, what: str) -> Any:
+    """What a client gets for ``what`` (``tools/call NAME``, ``resources/read URI``, ``prompts/get NAME``, with
+    :data:`EMBED_URI` as its resourceUri if ``what`` names one); the client answers every question a tool asks."""
+    method, name, *rest = what.split()
+    if method == "resources/read":
+        return await client.read_resource_mcp(name)
+    if method == "prompts/get":
+        return await client.get_prompt(name, {"resourceUri": EMBED_URI} if rest else None)
+    return await client.call_tool_mcp(name, {})
+
+
+def _read(result: Any) -> dict[str, Any]:
+    """What a client reads of ``result``, as JSON."""
+    dump = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return {part: dump[part] for part in READ_PARTS if part in dump}
+
+
+def _difference(found: Any, wanted: Any, at: str = "") -> tuple[str, Any, Any] | None:
+    """The first place where the JSON ``found`` differs from ``wanted``: where, what was wanted, what was found."""
+    if isinstance(wanted, list) and isinstance(found, list) and len(found) != len(wanted):
+        return f"the number of {at}", len(wanted), len(found)
+    if isinstance(wanted, dict | list) and type(found) is type(wanted):
+        found, wanted = (dict(enumerate(value)) if isinstance(value, list) else value for value in (found, wanted))
+        paths = {key: f"{at}[{key}]" if isinstance(key, int) else f"{at}.{key}".lstrip(".") for key in wanted}
+        return next(filter(None, (_difference(found.get(key), wanted[key], path) for key, path in paths.items())), None)
+    return None if found == wanted else (at, wanted, found)
+
+
+EXACT = "as in the task, word for word: the suite accepts any text, a client reading it may not"
+ANSWERED = "(the check answers every question)"
+#: What a client reads that the suite does not look at, by exercise: what the check prints when it is as the lesson's
+#: own step gives it; what to call, and a hint.
+AS_GIVEN: dict[str, tuple[str, dict[str, str]]] = {
+    "13.1": (
+        "each result as the task gives it",
+        {
+            "tools/call test_audio_content": "the WAV_TINY bytes as Audio, format wav",
+            "tools/call test_embedded_resource": f"the resource's URI, mimeType and text {EXACT}",
+            "tools/call test_multiple_content_types": f"each block {EXACT}",
+            "tools/call test_error_handling": f"raise ToolError with the message {EXACT}",
+        },
+    ),
+    "13.2": (
+        "each retry answers as the task says",
+        {
+            f"tools/call test_input_required_result_sampling {ANSWERED}": "the retry finds the CreateMessageResult in "
+            "ctx.input_responses under capital_question: the task's prefix, then its content's text",
+            f"tools/call test_input_required_result_list_roots {ANSWERED}": "the retry counts the roots of the "
+            "ListRootsResult it was given",
+            f"tools/call test_input_required_result_multiple_inputs {ANSWERED}": "with all three answers, the "
+            f"text {EXACT}",
+            f"tools/call {MULTI_ROUND} {ANSWERED}": "round 3 says the name requestState carried from round 1 and the "
+            "colour answered in round 2, in the task's words",
+        },
+    ),
+    "13.3": ("the watched resource as given", {f"resources/read {capstone.WATCHED_URI}": f"mimeType and text {EXACT}"}),
+    "13.4": (
+        "the given resourceUri embedded; the image prompt as given",
+        {
+            f"prompts/get test_prompt_with_embedded_resource with resourceUri {EMBED_URI!r}": "two Messages: an "
+            "EmbeddedResource with uri=resourceUri (the argument the prompt got), text/plain and its text, then "
+            f"the text, each {EXACT}",
+            "prompts/get test_prompt_with_image": f"two Messages: the PNG as an image, then the text {EXACT}",
+        },
+    ),
+}
+
+
+def as_the_task_gives(check: Checker, server: FastMCP) -> str:
+    """Each of the exercise's :data:`AS_GIVEN` calls, of the student's server and of the lesson's own step: the
+    first part a client reads that differs fails, with its hint (an error result fails, as the call raised)."""
+    passed, calls = AS_GIVEN[check.exercise_id]
+    options = {"sampling_handler": _model_says, "elicitation_handler": _form, "roots": ROOTS}
+    fetches = [lambda client, what=what: _fetch(client, what) for what in calls]
+    lesson = server_with(name := EXERCISES[check.exercise_id].answer, getattr(capstone, name))
+    wanted, found = (run_sync(_calls(at, *fetches, **options)) for at in (lesson, server))
+    for (what, hint), right, result in zip(calls.items(), wanted, found, strict=True):
+        if _failed(result) or (_read(result).get("isError") and not _read(right).get("isError")):
+            error = " ".join(getattr(block, "text", block.type) for block in getattr(result, "content", []))
+            check.fail(what, "a result", _failed(result) or f"an error result: {error}", f"it raised: {hint}")
+        if where := _difference(_read(result), _read(right)):
+            check.fail(what, f"{where[0]} {where[1]!r}", f"{where[0]} {where[2]!r}", hint)
+    return passed
+
+
 MIXED_BLOCKS = ["text", "image", "resource"]
 
 
@@ -268,7 +375,7 @@ def template_reads_as_asked(check: Checker, server: FastMCP) -> str:
     (contents,) = run_sync(_calls(server, lambda client: client.read_resource(uri)))
     wanted = {"id": TEMPLATE_ID, "templateTest": True, "data": f"Data for ID: {TEMPLATE_ID}"}
     what, expected = f"reading {uri}", f"{json.dumps(wanted)} as application/json"
-    hint = 'return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})'
+    hint = "the JSON the task gives, key for key and word for word (the suite only looks for the id in the text)"
     if _failed(contents):
         check.fail(what, expected, _failed(contents), hint)
     first = contents[0] if contents else None
@@ -277,8 +384,9 @@ def template_reads_as_asked(check: Checker, server: FastMCP) -> str:
         data = json.loads(text) if text is not None else None
     except ValueError:
         data = None
-    if isinstance(data, dict) and str(data.get("id")) == TEMPLATE_ID:
-        data = {**data, "id": TEMPLATE_ID}  # the id as a number is the same id
+    if isinstance(data, dict) and data != wanted and {**data, "id": TEMPLATE_ID} == wanted:
+        found = f"the id {data['id']!r}, not a string"
+        check.fail(what, expected, found, "the id as the URI gives it, a string: a template's parameter is text")
     if data != wanted:
         check.fail(what, expected, f"the text {text!r}" if first else "no contents", hint)
     if first.mime_type != "application/json":
@@ -353,39 +461,6 @@ def completes_by_prefix(check: Checker, server: FastMCP) -> str:
     return "completion by prefix"
 
 
-EMBED_URI = "test://any/resource-uri"
-
-
-def prompt_embeds_the_given_uri(check: Checker, server: FastMCP) -> str:
-    """13.4: the embedded-resource prompt embeds the resourceUri it is given, text/plain with the exercise's
-    text, then its text message (the suite only looks for an embedded resource)."""
-    arguments = {"resourceUri": EMBED_URI}
-    (result,) = run_sync(_calls(server, lambda c: c.get_prompt("test_prompt_with_embedded_resource", arguments)))
-    what = f"prompts/get test_prompt_with_embedded_resource with resourceUri {EMBED_URI!r}"
-    wanted_text = "Embedded resource content for testing."
-    expected = (
-        f"an EmbeddedResource for {EMBED_URI} (text/plain, {wanted_text!r}), then the text "
-        "'Please process the embedded resource above.'"
-    )
-    if _failed(result):
-        check.fail(what, expected, _failed(result), "the message says what to fix")
-    contents = [message.content for message in result.messages]
-    resource = contents[0].resource if contents and isinstance(contents[0], mcp_types.EmbeddedResource) else None
-    if resource is None:
-        found = f"first a {contents[0].type} block" if contents else "no messages"
-        check.fail(what, expected, found, "the first Message holds the EmbeddedResource")
-    if str(resource.uri) != EMBED_URI:
-        check.fail(what, expected, f"the URI {str(resource.uri)!r}", "uri=resourceUri: the argument the prompt got")
-    if resource.mime_type != "text/plain" or getattr(resource, "text", None) != wanted_text:
-        found = f"mimeType {resource.mime_type!r}, text {getattr(resource, 'text', None)!r}"
-        check.fail(what, expected, found, "TextResourceContents(uri=resourceUri, mime_type='text/plain', text=...)")
-    second = contents[1] if len(contents) == 2 else None
-    if not isinstance(second, mcp_types.TextContent) or second.text != "Please process the embedded resource above.":
-        found = f"{len(contents)} messages" if second is None else f"then {getattr(second, 'text', second.type)!r}"
-        check.fail(what, expected, found, "two Messages: the EmbeddedResource, then the text")
-    return "the given resourceUri embedded"
-
-
 EXERCISES = {
     "13.1": Step(
         "add_content_tools",
@@ -398,7 +473,7 @@ EXERCISES = {
             )
         },
         _hints("tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content", "tools-call-error"),
-        also=(mixed_blocks_in_order, every_tool_and_prompt_described),
+        also=(mixed_blocks_in_order,),
     ),
     "13.2": Step(
         "add_more_input_required",
@@ -416,19 +491,19 @@ EXERCISES = {
             "input-required-result-multiple-input-requests",
             "input-required-result-multi-round",
         ),
-        also=(asks_only_what_was_declared, every_tool_and_prompt_described),
+        also=(asks_only_what_was_declared,),
     ),
     "13.3": Step(
         "add_watched_resources",
         {"2025-11-25": ("resources-templates-read", "resources-subscribe", "resources-unsubscribe")},
         _hints("resources-templates-read", "resources-subscribe", "resources-unsubscribe"),
-        also=(template_reads_as_asked, trigger_announces_the_update, every_tool_and_prompt_described),
+        also=(template_reads_as_asked, trigger_announces_the_update),
     ),
     "13.4": Step(
         "add_rich_prompts",
         {"2026-07-28": ("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete")},
         _hints("prompts-get-embedded-resource", "prompts-get-with-image", "completion-complete"),
-        also=(completes_by_prefix, prompt_embeds_the_given_uri, every_tool_and_prompt_described),
+        also=(completes_by_prefix,),
     ),
 }
 
@@ -473,7 +548,8 @@ IN_MEMORY_WIDTH = 100
 def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport], list[str]]:
     """Run the step's scenarios against the capstone with ``function``; a failed check names each scenario that
     did not pass (a warning counts: the capstone passes without one) with the suite's words and a hint. Then the
-    step's own checks (``also``, in memory); the reports, and the line those checks print when they pass."""
+    step's own checks (``also``, in memory), what a client reads, the descriptions; the reports, and the line those
+    checks print when they pass."""
     check.function(function, step.answer, hint=f"{step.answer} is a function taking the server (def {step.answer})")
     server = check.runs(
         server_with,
@@ -514,7 +590,7 @@ def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport],
         )
         message = f"Exercise {check.exercise_id} — {what}: expected {expected}, found {found}. {details} Hint: {hints}"
         raise ExerciseFailed(message, tuple(lines))
-    passed = [also(check, server) for also in step.also]
+    passed = [also(check, server) for also in (*step.also, as_the_task_gives, every_tool_and_prompt_described)]
     line = f"PASS in memory: {'; '.join(passed)}"
     return reports, [textwrap.fill(line, IN_MEMORY_WIDTH, subsequent_indent="  ", break_on_hyphens=False)]
 

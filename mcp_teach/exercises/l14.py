@@ -2,7 +2,8 @@
 
 - 14.1 ``explain_refusal(response, repository)``: GitHub's 451 (Unavailable For Legal Reasons, RFC 7725: a
   repository blocked, e.g. by a DMCA takedown) becomes a ToolError that says it is a legal block, names the status
-  and the repository, and says that retrying will not help; every other refusal is left to ``github_error``. The
+  and the repository, and says that no retry and no token will help, with no clause that still advises either (that
+  is a rate limit's or a bad token's answer); every other refusal is left to ``github_error``. The
   check asks the loopback replay of GitHub for real responses (451, 403 rate-limited, 403 forbidden, 404) and
   judges what the function returns for each.
 - 14.2 ``BAD_NAME_TESTS``: pytest tests of the student's own, run by real pytest (``run_cell_tests``), that a name
@@ -14,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -29,7 +31,7 @@ from fastmcp.exceptions import ToolError
 
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
-from mcp_teach.exercises.check import Checker, described
+from mcp_teach.exercises.check import ANSI, Checker, described
 from mcp_teach.lessons.l14_cell_tests import CellTestRun, run_cell_tests
 from mcp_teach.servers import github_facts
 from mcp_teach.servers.github_facts import API_URL_VARIABLE, github_error
@@ -40,17 +42,23 @@ REPOSITORY = "octocat/blocked-example"
 #: The other refusals the check asks the replay for ("live" does not know the repository: 404).
 DELEGATED = ("rate_limited", "forbidden", "live")
 #: Words that say no, and what they deny: trying again, or a token. "no retry or token will help", "Don't retry",
-#: "calling again will not change that", "a token doesn't help" all say it.
-_NO = r"(?:no|not|never|nor|don't|doesn't|won't|cannot|can't|isn't)"
+#: "calling again will not change that", "a token doesn't help", "retrying changes nothing" all say it.
+_NO = r"(?:no|not|never|neither|nor|nothing|don't|doesn't|won't|cannot|can't|isn't|pointless|useless)"
 _AGAIN = r"(?:retr\w*|try again|trying again|call\w* again|ask\w* again)"
 NO_RETRY = re.compile(rf"\b{_NO}\b[^.]*\b{_AGAIN}|\b{_AGAIN}\b[^.]*\b{_NO}\b", re.IGNORECASE)
 NO_TOKEN = re.compile(rf"\b{_NO}\b[^.]*\btoken|\btoken\b[^.]*\b{_NO}\b", re.IGNORECASE)
+#: A clause that names a retry or a token and says no to neither advises it: "no token will help; retry in an hour"
+#: denies the token and then sends the model back. Clauses end at punctuation and at "but", "then", "instead".
+CLAUSE = re.compile(r"[.;:,!?]|\b(?:but|then|instead)\b", re.IGNORECASE)
+ADVICE = re.compile(rf"\b{_AGAIN}|token", re.IGNORECASE)
+NEGATED = re.compile(rf"\b{_NO}\b", re.IGNORECASE)
 #: Words that send the model back later: the opposite of a legal block's answer.
-LATER = re.compile(r"\b(later|in a (few|minute)|wait|until|set GITHUB_TOKEN)\b", re.IGNORECASE)
+LATER = re.compile(r"\b(later|in an? (few|minute|hour|while)|hours?|wait|until|set GITHUB_TOKEN)\b", re.IGNORECASE)
 
 
+@functools.cache
 def _response(scenario: str) -> httpx2.Response:
-    """A real response from the replay server, read in full."""
+    """A real response from the replay server, read in full (once: the replay answers each scenario alike)."""
     with GitHubReplay(scenario) as github:
         return httpx2.get(f"{github.url}/repos/{REPOSITORY}")
 
@@ -80,6 +88,17 @@ def refusal_explained(check: Checker, explain_refusal: Any) -> None:
             found=blocked,
             hint=f'f"GitHub blocks {{repository!r}} for legal reasons (451): ..." (here repository is {REPOSITORY!r})',
         )
+    advised = [
+        clause.strip() for clause in CLAUSE.split(blocked) if ADVICE.search(clause) and not NEGATED.search(clause)
+    ]
+    check.true(
+        not advised,
+        "what the 451 error tells the model to do",
+        expected="nothing that sends the model to a retry or a token: a legal block is no rate limit, no bad token",
+        found=blocked,
+        hint=f'{"; ".join(advised)!r} answers a rate limit or a missing token, and a legal block is neither: say "no '
+        'retry or token will help"',
+    )
     check.true(
         NO_RETRY.search(blocked) is not None and NO_TOKEN.search(blocked) is not None and not LATER.search(blocked),
         "what the 451 error tells the model to do",
@@ -108,11 +127,14 @@ def unchecked_repository_path(repository: str) -> str:
 NOWHERE = "http://127.0.0.1:9"
 #: What pytest says of an async test it cannot run, and what to do about it.
 NOT_ASYNC = "async def functions are not natively supported"
+#: An ERROR line: the file or a fixture failed before any test's own assertion ran.
+ERROR_HINT = "an ERROR line: pytest could not import your tests or set one up; fix the error it names in your code"
 ASYNC_HINT = "an async test needs @pytest.mark.anyio (or pytestmark = pytest.mark.anyio, as SERVER_TESTS has)"
 
 
 def _report(run: CellTestRun) -> str:
-    return "; ".join(run.lines)
+    """pytest's lines without the colours it adds where they are forced (``FORCE_COLOR``, ``PY_COLORS``)."""
+    return ANSI.sub("", "; ".join(run.lines))
 
 
 @exercise("14.2", answers=("BAD_NAME_TESTS",))
@@ -136,6 +158,8 @@ def bad_names_are_tested(check: Checker, source: Any) -> None:
         found=_report(real),
         hint=ASYNC_HINT
         if NOT_ASYNC in _report(real)
+        else ERROR_HINT
+        if "ERROR " in _report(real)
         else "the line of a failing test names its assertion; the tool answers a bad name with isError: true",
     )
     with (
@@ -148,9 +172,9 @@ def bad_names_are_tested(check: Checker, source: Any) -> None:
         "your tests on a github_repository that sends any name to GitHub",
         expected="at least one test fails: that tool does not check its input",
         found=_report(unchecked),
-        hint="isError alone is true there too (GitHub answers 404): assert that the replay got no request "
-        "(github.requests == []), with GITHUB_API_URL pointing at that replay (monkeypatch.setenv), or that the "
-        "message says the name 'is not a repository'",
+        hint="an error alone (isError, a ToolError) comes there too (GitHub answers 404): assert that the replay got "
+        "no request (github.requests == []), with GITHUB_API_URL pointing at that replay (monkeypatch.setenv), or "
+        "that the message says the name 'is not a repository'",
     )
     print("your tests pass on the tool and fail on its twin that sends any name to GitHub")
 

@@ -38,9 +38,7 @@ CONNECT_METHODS = frozenset({"initialize", "notifications/initialized", "server/
 def _method(event: TraceEvent, requests: dict[Any, str]) -> str | None:
     """The JSON-RPC method of a message, or for a response the method of its request."""
     payload = event.payload if isinstance(event.payload, dict) else {}
-    if "method" in payload:
-        return payload["method"]
-    return requests.get(payload.get("id"))
+    return payload["method"] if "method" in payload else requests.get(payload.get("id"))
 
 
 def _reply(event: TraceEvent) -> dict[str, Any]:
@@ -200,17 +198,12 @@ def tool_call_table(trace: Trace) -> Any:
     """Decision -> execution: each ``tool_call`` next to the ``tools/call`` request made from it."""
     rows = []
     for exchange in tool_call_exchanges(trace):
-        call, request = exchange.tool_call, exchange.request or {}
+        call, function, request = exchange.tool_call, exchange.tool_call["function"], exchange.request or {}
         params = request.get("params") or {}
+        arguments = json.dumps(function.get("arguments"), ensure_ascii=False)
+        sent = json.dumps(params["arguments"], ensure_ascii=False) if "arguments" in params else ""
         rows.append(
-            [
-                exchange.round,
-                call.get("id"),
-                call["function"].get("name"),
-                json.dumps(call["function"].get("arguments"), ensure_ascii=False),
-                request.get("id", "(not sent)"),
-                json.dumps(params["arguments"], ensure_ascii=False) if "arguments" in params else "",
-            ]
+            [exchange.round, call.get("id"), function.get("name"), arguments, request.get("id", "(not sent)"), sent]
         )
     header = ["round", "tool_call id", "function.name = params.name", "function.arguments (a string)"]
     return table([*header, "JSON-RPC id", "params.arguments (an object)"], rows)

@@ -13,13 +13,8 @@ COLUMNS = ("median", "p90", "p99", "mean")
 
 def format_ms(value: float) -> str:
     """A duration with about three significant digits: ``0.017``, ``1.24``, ``12.5``, ``563``."""
-    if value >= 100:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.1f}"
-    if value >= 1:
-        return f"{value:.2f}"
-    return f"{value:.3f}"
+    decimals = 0 if value >= 100 else 1 if value >= 10 else 2 if value >= 1 else 3
+    return f"{value:.{decimals}f}"
 
 
 def latency_table(summaries: Mapping[str, Mapping[str, float]], *, unit: str = "ms") -> Any:

@@ -177,14 +177,8 @@ class DemoRun(PlainText):
 async def _run(root: Path, package: str, variant: str) -> DemoRun:
     command = [sys.executable, "-m", f"{package}.main"]
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": ""}
-    process = await asyncio.create_subprocess_exec(
-        *command,
-        cwd=root,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=environment,
-    )
+    pipes = dict.fromkeys(("stdin", "stdout", "stderr"), asyncio.subprocess.PIPE)
+    process = await asyncio.create_subprocess_exec(*command, cwd=root, env=environment, **pipes)
     assert process.stdin is not None and process.stdout is not None
     request = modern_post("tools/list").body  # one 2026-07-28 request: no handshake needed
     try:
@@ -204,13 +198,10 @@ async def _run(root: Path, package: str, variant: str) -> DemoRun:
         raise RuntimeError(f"python -m {package}.main answered nothing to tools/list; its stderr ended with:\n{last}")
     reply = json.loads(line)
     loaded = next((line for line in lines if line.startswith("LOADED main.py as ")), "LOADED main.py as []")
-    return DemoRun(
-        variant,
-        f"python -m {package}.main",
-        [tool["name"] for tool in reply["result"]["tools"]],
-        json.loads(loaded.removeprefix("LOADED main.py as ").replace("'", '"')),
-        [line for line in lines if line.startswith(("REGISTER ", "SERVER "))],
-    )
+    listed = [tool["name"] for tool in reply["result"]["tools"]]
+    main_loaded_as = json.loads(loaded.removeprefix("LOADED main.py as ").replace("'", '"'))
+    log = [line for line in lines if line.startswith(("REGISTER ", "SERVER "))]
+    return DemoRun(variant, f"python -m {package}.main", listed, main_loaded_as, log)
 
 
 async def run_package(files: dict[str, str], package: str, variant: str | None = None) -> DemoRun:

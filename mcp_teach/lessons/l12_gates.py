@@ -107,13 +107,8 @@ class NotesLab:
     ) -> None:
         self.clock = ManualClock()
         self.folder = folder or scratch_folder("notes")
-        self.server = build_notes_server(
-            users=DEMO_USERS,
-            notes_dir=self.folder,
-            clock=self.clock,
-            denials=denials,
-            calls_per_minute=calls_per_minute,
-        )
+        limits = {"denials": denials, "calls_per_minute": calls_per_minute}
+        self.server = build_notes_server(users=DEMO_USERS, notes_dir=self.folder, clock=self.clock, **limits)
 
     async def tools(self, user: str) -> list[str]:
         """Gate 2: the tool names ``tools/list`` answers ``user``."""

@@ -48,6 +48,11 @@ DEFAULT_SCOPES = ("mcp:tools",)
 #: on it because :class:`HeadlessBrowser` reads the redirect instead of following it.
 REDIRECT_URI = "http://127.0.0.1:3000/callback"
 CLIENT_NAME = "mcp-teach lesson 12"
+#: What the client registers as (the SDK's client and the by-hand steps alike): a public, native client with PKCE.
+CLIENT_METADATA = {
+    "client_name": CLIENT_NAME, "redirect_uris": [REDIRECT_URI], "grant_types": ["authorization_code", "refresh_token"],
+    "response_types": ["code"], "token_endpoint_auth_method": "none", "application_type": "native",
+}  # fmt: skip
 
 
 # ── the servers ────────────────────────────────────────────────────────────────────────────────────────
@@ -101,11 +106,8 @@ async def token_by_hand(
     """
     metadata = (await http.get("/.well-known/oauth-authorization-server")).json()
     if client_id is None:
-        registration = await http.post(metadata["registration_endpoint"], json={
-            "client_name": CLIENT_NAME, "redirect_uris": [REDIRECT_URI], "grant_types": ["authorization_code",
-            "refresh_token"], "response_types": ["code"], "token_endpoint_auth_method": "none",
-            "application_type": "native", "scope": " ".join(metadata.get("scopes_supported") or [scope]),
-        })  # fmt: skip
+        scopes = " ".join(metadata.get("scopes_supported") or [scope])
+        registration = await http.post(metadata["registration_endpoint"], json={**CLIENT_METADATA, "scope": scopes})
         client_id = registration.raise_for_status().json()["client_id"]
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
@@ -187,21 +189,9 @@ def oauth_client_provider(server: OAuthServer, browser: HeadlessBrowser) -> OAut
     application_type"; a loopback redirect is native). No ``scope``: the SDK takes it from the 401
     challenge, then from ``scopes_supported`` (basic/authorization/index, "Scope Selection Strategy").
     """
-    metadata = OAuthClientMetadata(
-        client_name=CLIENT_NAME,
-        redirect_uris=[REDIRECT_URI],
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-        application_type="native",
-    )
-    return OAuthClientProvider(
-        server.url,
-        metadata,
-        MemoryTokenStorage(),
-        redirect_handler=browser.open,
-        callback_handler=browser.callback,
-    )
+    metadata = OAuthClientMetadata.model_validate(CLIENT_METADATA)
+    handlers = {"redirect_handler": browser.open, "callback_handler": browser.callback}
+    return OAuthClientProvider(server.url, metadata, MemoryTokenStorage(), **handlers)
 
 
 async def authorize_and_call(

@@ -19,19 +19,12 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from mcp_teach.config import LOOPBACK
-from mcp_teach.display.http_views import exchange_lines, json_or_none, status_line
+from mcp_teach.display.http_views import exchange_lines, status_line
 from mcp_teach.display.show import table
+from mcp_teach.wire import redact
 from mcp_teach.wire.http_recording import HttpExchange
+from mcp_teach.wire.messages import json_or_none
 from mcp_teach.wire.plain_text import PlainText
-from mcp_teach.wire.redact import (
-    is_credential_header,
-    is_secret_field,
-    oauth_placeholder,
-    redact_body,
-    redact_header,
-    redact_json,
-    redact_url,
-)
 
 #: JSON members holding a time (seconds since 1970): shown as ``<issued-at>`` / ``<expires-at>``.
 TIME_FIELDS = {"client_id_issued_at": "<issued-at>", "client_secret_expires_at": "<expires-at>"}
@@ -61,8 +54,8 @@ class Sanitizer:
     def _learn_pair(self, name: str, value: str) -> None:
         if not value:
             return
-        if is_secret_field(name):
-            self.secrets.setdefault(value, oauth_placeholder(name))
+        if redact.is_secret_field(name):
+            self.secrets.setdefault(value, redact.oauth_placeholder(name))
         elif name in RUN_VALUES and not value.startswith("https://"):
             self._run_values.setdefault(value, RUN_VALUES[name])
 
@@ -82,7 +75,7 @@ class Sanitizer:
         if authorization and " " in authorization:
             scheme, credential = authorization.split(" ", 1)
             name = "access_token" if scheme.lower() == "bearer" else "client_credentials"
-            self.secrets.setdefault(credential, oauth_placeholder(name))
+            self.secrets.setdefault(credential, redact.oauth_placeholder(name))
         for name, value in _query_pairs(urlsplit(exchange.target).query):
             self._learn_pair(name, value)
         if (exchange.request_headers.get("content-type") or "").startswith("application/x-www-form-urlencoded"):
@@ -120,15 +113,16 @@ class Sanitizer:
     def header(self, name: str, value: str) -> str:
         """The tap's header rule, after the learnt values: a credential header already a placeholder stays."""
         value = self.text(value)
-        if is_credential_header(name) and _PLACEHOLDER.fullmatch(value):
+        if redact.is_credential_header(name) and _PLACEHOLDER.fullmatch(value):
             return value
-        return redact_header(name, value, mask=oauth_placeholder)
+        return redact.redact_header(name, value, mask=redact.oauth_placeholder)
 
     def body(self, text: str, content_type: str) -> str:
         """The tap's body rule, after the learnt values; JSON indented for reading."""
+        mask = redact.oauth_placeholder
         if content_type.startswith("application/json") and (parsed := json_or_none(text)) is not None:
-            return json.dumps(redact_json(self.json(parsed), mask=oauth_placeholder), indent=2, ensure_ascii=False)
-        return redact_body(self.text(text), content_type, mask=oauth_placeholder)
+            return json.dumps(redact.redact_json(self.json(parsed), mask=mask), indent=2, ensure_ascii=False)
+        return redact.redact_body(self.text(text), content_type, mask=mask)
 
 
 MCP_PATH = "/mcp"
@@ -182,22 +176,16 @@ class OAuthStep(PlainText):
 
     @classmethod
     def of(cls, number: int, raw: HttpExchange, sanitizer: Sanitizer) -> OAuthStep:
-        def headers(pairs: dict[str, str]) -> tuple[tuple[str, str], ...]:
-            return tuple(
-                (name, sanitizer.header(name, value)) for name, value in pairs.items() if name not in HIDDEN_HEADERS
-            )
+        def half(headers: dict[str, str], body: str) -> tuple[tuple[tuple[str, str], ...], str]:
+            """The headers shown, safe, and the body, safe: of the request or of the response."""
+            shown = [
+                (name, sanitizer.header(name, value)) for name, value in headers.items() if name not in HIDDEN_HEADERS
+            ]
+            return tuple(shown), sanitizer.body(body, headers.get("content-type", ""))
 
-        return cls(
-            number,
-            step_name(raw),
-            raw.method,
-            redact_url(sanitizer.text(raw.target), mask=oauth_placeholder),
-            headers(raw.request_headers),
-            sanitizer.body(raw.request_body, raw.request_headers.get("content-type", "")),
-            raw.status,
-            headers(raw.response_headers),
-            sanitizer.body(raw.response_body, raw.response_headers.get("content-type", "")),
-        )
+        url = redact.redact_url(sanitizer.text(raw.target), mask=redact.oauth_placeholder)
+        request, response = half(raw.request_headers, raw.request_body), half(raw.response_headers, raw.response_body)
+        return cls(number, step_name(raw), raw.method, url, *request, raw.status, *response)
 
     def header(self, name: str) -> str | None:
         """A response header's (shown) value."""

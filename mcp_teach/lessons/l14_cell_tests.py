@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -19,6 +20,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -26,6 +28,8 @@ import pytest
 PYTEST_OPTIONS = ("-q", "-p", "no:cacheprovider", "-p", "anyio", "--import-mode=importlib", "-o", "addopts=")
 #: Set while pytest starts: no other installed plugin is loaded (nbval, hypothesis... would take seconds).
 NO_AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+#: Terminal colour codes: pytest writes them into a report's text when the environment forces colour.
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass(frozen=True, repr=False)
@@ -61,12 +65,14 @@ class _Outcomes:
                 outcome, reason = ("xfailed" if report.skipped else "xpassed"), report.wasxfail
             self.counts[outcome] += 1
             label = {"xfailed": "XFAIL", "xpassed": "XPASS"}.get(outcome, outcome.upper())
+            reason = _COLOURS.sub("", reason)  # PY_COLORS or FORCE_COLOR in the kernel's environment colours them
             self.lines.append(f"{label} {report.nodeid}" + (f" - {reason.splitlines()[0]}" if reason.strip() else ""))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.counts["error"] += 1
-            self.lines.append(f"ERROR {report.nodeid} - {str(report.longrepr).strip().splitlines()[-1]}")
+            reason = _COLOURS.sub("", str(report.longrepr)).strip()
+            self.lines.append(f"ERROR {report.nodeid} - {reason.splitlines()[-1]}")
 
 
 def run_cell_tests(source: str, *, file_name: str = "test_cell.py") -> CellTestRun:
@@ -81,18 +87,11 @@ def run_cell_tests(source: str, *, file_name: str = "test_cell.py") -> CellTestR
         def run() -> None:
             exit_code.append(pytest.main(arguments, plugins=[outcomes]))
 
-        autoload = os.environ.get(NO_AUTOLOAD)
-        os.environ[NO_AUTOLOAD] = "1"
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                thread = threading.Thread(target=run, name="cell-tests")
-                thread.start()
-                thread.join()
-        finally:
-            if autoload is None:
-                del os.environ[NO_AUTOLOAD]
-            else:
-                os.environ[NO_AUTOLOAD] = autoload
+        no_output, no_errors = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+        with mock.patch.dict(os.environ, {NO_AUTOLOAD: "1"}), no_output, no_errors:
+            thread = threading.Thread(target=run, name="cell-tests")
+            thread.start()
+            thread.join()
     for name in [name for name, module in sys.modules.items() if getattr(module, "__file__", None) == str(path)]:
         del sys.modules[name]
     counts = ", ".join(f"{number} {outcome}" for outcome, number in sorted(outcomes.counts.items()))

@@ -37,15 +37,9 @@ from mcp_teach.llm.openai_tools import to_openai_tools
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 #: An error's HTTP status -> Anthropic's error ``type``.
 ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    500: "api_error",
-    529: "overloaded_error",
-}
+    400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error",
+    413: "request_too_large", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error",
+}  # fmt: skip
 
 
 class MessagesRejected(Exception):
@@ -71,71 +65,61 @@ def to_anthropic_tools(tools: Iterable[Any]) -> list[dict[str, Any]]:
     ``title`` as description when there is none); only the envelope differs: no ``{"type": "function",
     "function": ...}`` around it, and the schema is called ``input_schema`` instead of ``parameters``.
     """
-    definitions = []
-    for definition in to_openai_tools(tools):
-        function = definition["function"]
-        tool = {"name": function["name"]}
-        if "description" in function:
-            tool["description"] = function["description"]
-        tool["input_schema"] = function["parameters"]
-        definitions.append(tool)
-    return definitions
+    functions = [definition["function"] for definition in to_openai_tools(tools)]
+    for function in functions:
+        function["input_schema"] = function.pop("parameters")
+    return functions
 
 
 # --- Checking a Messages request ---------------------------------------------------------------------------------
 
 
+def _require(condition: bool, message: str, status: int = 400) -> None:
+    """Refuse the request with ``message`` (a :class:`MessagesRejected`) unless ``condition`` holds."""
+    if not condition:
+        raise MessagesRejected(status, message)
+
+
 def validate_messages_request(body: Any, model_name: str) -> dict[str, Any]:
     """Check a Messages request body as Anthropic does; raise :class:`MessagesRejected` if it is unusable."""
-    if not isinstance(body, dict):
-        raise MessagesRejected(400, "The request body must be a JSON object.")
+    _require(isinstance(body, dict), "The request body must be a JSON object.")
     model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise MessagesRejected(400, "model: Field required")
-    if model != model_name:
-        raise MessagesRejected(
-            404,
-            f"model: {model} does not exist here: this is the offline teaching endpoint, whose model is "
-            f"'{model_name}'. Set ANTHROPIC_MODEL={model_name} or point ANTHROPIC_BASE_URL at your provider.",
-        )
+    _require(isinstance(model, str) and bool(model), "model: Field required")
+    here = f"this is the offline teaching endpoint, whose model is '{model_name}'"
+    fix = f"Set ANTHROPIC_MODEL={model_name} or point ANTHROPIC_BASE_URL at your provider."
+    _require(model == model_name, f"model: {model} does not exist here: {here}. {fix}", 404)
     max_tokens = body.get("max_tokens")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise MessagesRejected(400, "max_tokens: Field required (a whole number of at least 1)")
-    if body.get("stream"):
-        raise MessagesRejected(400, "The offline teaching model does not stream; leave 'stream' unset.")
+    whole = isinstance(max_tokens, int) and not isinstance(max_tokens, bool) and max_tokens >= 1
+    _require(whole, "max_tokens: Field required (a whole number of at least 1)")
+    _require(not body.get("stream"), "The offline teaching model does not stream; leave 'stream' unset.")
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise MessagesRejected(400, "messages: must be a non-empty array")
+    _require(isinstance(messages, list) and bool(messages), "messages: must be a non-empty array")
     for index, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            raise MessagesRejected(
-                400, f"messages.{index}.role: must be 'user' or 'assistant' (the prompt goes in 'system')"
-            )
+        role = message.get("role") if isinstance(message, dict) else None
+        where = f"messages.{index}"
+        _require(
+            role in ("user", "assistant"), f"{where}.role: must be 'user' or 'assistant' (the prompt goes in 'system')"
+        )
         content = message.get("content")
-        if not isinstance(content, str | list):
-            raise MessagesRejected(400, f"messages.{index}.content: must be a string or an array of blocks")
+        _require(isinstance(content, str | list), f"{where}.content: must be a string or an array of blocks")
         for block_index, block in enumerate(content if isinstance(content, list) else []):
-            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-                raise MessagesRejected(400, f"messages.{index}.content.{block_index}.type: Field required")
-            where = {"tool_result": "user", "tool_use": "assistant"}.get(block["type"], message["role"])
-            if where != message["role"]:  # the API refuses a block in the other side's turn
-                raise MessagesRejected(
-                    400, f"messages.{index}.content.{block_index}: a {block['type']} block belongs in a {where} turn"
-                )
-            if block["type"] == "tool_result" and not block.get("tool_use_id"):
-                raise MessagesRejected(400, f"messages.{index}.content.{block_index}.tool_use_id: Field required")
+            at = f"{where}.content.{block_index}"
+            _require(isinstance(block, dict) and isinstance(block.get("type"), str), f"{at}.type: Field required")
+            turn = {"tool_result": "user", "tool_use": "assistant"}.get(block["type"], role)
+            # The API refuses a block in the other side's turn.
+            _require(turn == role, f"{at}: a {block['type']} block belongs in a {turn} turn")
+            has_id = block["type"] != "tool_result" or bool(block.get("tool_use_id"))
+            _require(has_id, f"{at}.tool_use_id: Field required")
     tools = body.get("tools")
-    if tools is not None:
-        if not isinstance(tools, list):
-            raise MessagesRejected(400, "tools: must be an array")
-        for index, tool in enumerate(tools):
-            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str) or not tool["name"]:
-                raise MessagesRejected(400, f"tools.{index}.name: Field required")
-            if "type" not in tool and not isinstance(tool.get("input_schema"), dict):
-                raise MessagesRejected(400, f"tools.{index}.input_schema: Field required")
+    _require(tools is None or isinstance(tools, list), "tools: must be an array")
+    for index, tool in enumerate(tools or []):
+        named = isinstance(tool, dict) and isinstance(tool.get("name"), str) and bool(tool["name"])
+        _require(named, f"tools.{index}.name: Field required")
+        has_schema = "type" in tool or isinstance(tool.get("input_schema"), dict)
+        _require(has_schema, f"tools.{index}.input_schema: Field required")
     choice = body.get("tool_choice")
-    if choice is not None and not (isinstance(choice, dict) and choice.get("type") in (*TOOL_CHOICES, "tool")):
-        raise MessagesRejected(400, "tool_choice.type: must be one of 'auto', 'any', 'tool', 'none'")
+    known = choice is None or (isinstance(choice, dict) and choice.get("type") in (*TOOL_CHOICES, "tool"))
+    _require(known, "tool_choice.type: must be one of 'auto', 'any', 'tool', 'none'")
     return body
 
 
@@ -198,6 +182,12 @@ def _tool_choice(choice: Any) -> Any:
     return TOOL_CHOICES.get(str(choice.get("type")), "auto")
 
 
+def _function(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """An Anthropic tool definition as the ``function`` of a chat-completions one."""
+    schema = tool.get("input_schema") or {"type": "object"}
+    return {"name": tool["name"], "description": tool.get("description", ""), "parameters": schema}
+
+
 def to_chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The chat-completions request that asks the teaching model what ``body`` (a Messages request) asks."""
     messages: list[dict[str, Any]] = []
@@ -210,17 +200,7 @@ def to_chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
         else:
             messages += _user_messages(message.get("content"))
     request: dict[str, Any] = {"model": body.get("model"), "messages": messages}
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": tool["name"],
-                "description": tool.get("description", ""),
-                "parameters": tool.get("input_schema") or {"type": "object"},
-            },
-        }
-        for tool in body.get("tools") or []
-    ]
+    tools = [{"type": "function", "function": _function(tool)} for tool in body.get("tools") or []]
     if tools:
         request["tools"] = tools
     request["tool_choice"] = _tool_choice(body.get("tool_choice"))

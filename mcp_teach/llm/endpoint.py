@@ -42,50 +42,42 @@ class RequestRejected(Exception):
         return JSONResponse({"error": error}, status_code=self.status)
 
 
-def _check_messages(messages: Any) -> None:
-    if not isinstance(messages, list) or not messages:
-        raise RequestRejected(400, "'messages' must be a non-empty array.", param="messages")
-    for index, message in enumerate(messages):
-        param = f"messages[{index}]"
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message["role"] not in ROLES:
-            raise RequestRejected(400, f"{param} needs a 'role', one of {', '.join(sorted(ROLES))}.", param=param)
-        if message["role"] == "tool" and not message.get("tool_call_id"):
-            raise RequestRejected(400, f"{param} has role 'tool' but no 'tool_call_id'.", param=param)
-
-
-def _check_tools(tools: Any) -> None:
-    if tools is None:
-        return
-    if not isinstance(tools, list):
-        raise RequestRejected(400, "'tools' must be an array.", param="tools")
-    for index, tool in enumerate(tools):
-        function = tool.get("function") if isinstance(tool, dict) else None
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name or tool.get("type") != "function":
-            raise RequestRejected(
-                400, f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}.", param="tools"
-            )
+def _require(
+    condition: bool, message: str, param: str | None = None, *, status: int = 400, code: str | None = None
+) -> None:
+    """Refuse the request with ``message`` (a :class:`RequestRejected`) unless ``condition`` holds."""
+    if not condition:
+        raise RequestRejected(status, message, param=param, code=code)
 
 
 def validate_request(body: Any) -> dict[str, Any]:
     """Check a chat-completions request body; raise :class:`RequestRejected` if it is unusable."""
-    if not isinstance(body, dict):
-        raise RequestRejected(400, "The request body must be a JSON object.")
+    _require(isinstance(body, dict), "The request body must be a JSON object.")
     model = body.get("model")
-    if not isinstance(model, str) or not model:
-        raise RequestRejected(400, "'model' is required.", param="model")
-    if model != MODEL_NAME:
-        raise RequestRejected(
-            404,
-            f"The model '{model}' does not exist here: this is the offline teaching endpoint, whose model is "
-            f"'{MODEL_NAME}'. Set OPENAI_MODEL={MODEL_NAME} or point OPENAI_BASE_URL at your provider.",
-            param="model",
-            code="model_not_found",
+    _require(isinstance(model, str) and bool(model), "'model' is required.", "model")
+    here = f"this is the offline teaching endpoint, whose model is '{MODEL_NAME}'"
+    fix = f"Set OPENAI_MODEL={MODEL_NAME} or point OPENAI_BASE_URL at your provider."
+    missing = f"The model '{model}' does not exist here: {here}. {fix}"
+    _require(model == MODEL_NAME, missing, "model", status=404, code="model_not_found")
+    _require(not body.get("stream"), "The offline teaching model does not stream; leave 'stream' unset.", "stream")
+    messages = body.get("messages")
+    _require(isinstance(messages, list) and bool(messages), "'messages' must be a non-empty array.", "messages")
+    for index, message in enumerate(messages):
+        param, role = f"messages[{index}]", message.get("role") if isinstance(message, dict) else None
+        _require(
+            isinstance(role, str) and role in ROLES,
+            f"{param} needs a 'role', one of {', '.join(sorted(ROLES))}.",
+            param,
         )
-    if body.get("stream"):
-        raise RequestRejected(400, "The offline teaching model does not stream; leave 'stream' unset.", param="stream")
-    _check_messages(body.get("messages"))
-    _check_tools(body.get("tools"))
+        has_id = role != "tool" or bool(message.get("tool_call_id"))
+        _require(has_id, f"{param} has role 'tool' but no 'tool_call_id'.", param)
+    tools = body.get("tools")
+    _require(tools is None or isinstance(tools, list), "'tools' must be an array.", "tools")
+    for index, tool in enumerate(tools or []):
+        function = tool.get("function") if isinstance(tool, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        named = isinstance(name, str) and bool(name) and tool.get("type") == "function"
+        _require(named, f"tools[{index}] must be {{'type': 'function', 'function': {{'name': ...}}}}.", "tools")
     return body
 
 
@@ -105,14 +97,16 @@ def create_app(api_key: str | None = None) -> Starlette:
         if not key_matches(request):
             raise RequestRejected(401, "Incorrect API key provided. Check OPENAI_API_KEY.", code="invalid_api_key")
 
+    async def json_body(request: Request, rejected: type[RequestRejected | MessagesRejected]) -> Any:
+        try:
+            return json.loads(await request.body())
+        except ValueError:
+            raise rejected(400, "The request body is not valid JSON.") from None
+
     async def chat_completions(request: Request) -> JSONResponse:
         try:
             check_key(request)
-            try:
-                body = json.loads(await request.body())
-            except ValueError:
-                raise RequestRejected(400, "The request body is not valid JSON.") from None
-            return JSONResponse(complete(validate_request(body)))
+            return JSONResponse(complete(validate_request(await json_body(request, RequestRejected))))
         except RequestRejected as rejected:
             return rejected.response()
 
@@ -120,11 +114,7 @@ def create_app(api_key: str | None = None) -> Starlette:
         try:
             if not key_matches(request, x_api_key=True):
                 raise MessagesRejected(401, "invalid x-api-key. Check ANTHROPIC_API_KEY.")
-            try:
-                body = json.loads(await request.body())
-            except ValueError:
-                raise MessagesRejected(400, "The request body is not valid JSON.") from None
-            body = validate_messages_request(body, MODEL_NAME)
+            body = validate_messages_request(await json_body(request, MessagesRejected), MODEL_NAME)
             return JSONResponse(to_message(complete(to_chat_request(body)), body))
         except MessagesRejected as rejected:
             return JSONResponse(rejected.body(), status_code=rejected.status)

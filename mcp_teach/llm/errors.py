@@ -53,11 +53,16 @@ SERVER_SIDE = "The LLM at {url} failed with HTTP {status}. This is the provider'
 OTHER = "The LLM at {url} returned an error{status_note}: {detail}"
 
 
-def error_code(error: Exception) -> str | None:
-    """The ``code`` of the provider's error object (the openai SDK keeps the inner object as ``body``)."""
+def _error_body(error: Exception) -> object:
+    """The provider's error object: ``body["error"]`` if it is one (the openai SDK keeps the inner object as
+    ``body``), else ``body``."""
     body = getattr(error, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        body = body["error"]
+    return body["error"] if isinstance(body, dict) and isinstance(body.get("error"), dict) else body
+
+
+def error_code(error: Exception) -> str | None:
+    """The ``code`` of the provider's error object."""
+    body = _error_body(error)
     code = body.get("code") if isinstance(body, dict) else None
     return code if isinstance(code, str) else None
 
@@ -72,9 +77,7 @@ def not_a_reply(url: str, api: str, response: object, api_key: str | None = None
 
 def detail_of(error: Exception, api_key: str | None = None) -> str:
     """The provider's own words: ``{"error": {"message": ...}}``, ``{"error": "..."}`` or a plain-text body."""
-    body = getattr(error, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        body = body["error"]
+    body = _error_body(error)
     if isinstance(body, dict) and isinstance(body.get("message"), str):
         detail = body["message"]
     elif isinstance(body, str) and body.strip():

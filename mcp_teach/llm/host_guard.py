@@ -79,10 +79,6 @@ def _refusal(text: str) -> CallToolResult:
     return CallToolResult([mcp_types.TextContent(type="text", text=text)], None, None, is_error=True)
 
 
-def _texts(result: CallToolResult) -> str:
-    return "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
-
-
 def strings_in(value: Any) -> Iterable[str]:
     """Every string inside an argument value (nested objects and lists included)."""
     if isinstance(value, str):
@@ -181,7 +177,7 @@ class Host:
             return _refusal(f"The host refused this call: {refused}.")
         result = await self.clients[server].call_tool(name, arguments, raise_on_error=raise_on_error)
         self.decisions.append(f"sent {server}/{name} {json.dumps(sorted(arguments))}")
-        text = _texts(result)
+        text = "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
         self._results.append((server, name, text))
         if self.guard.label_results:
             return CallToolResult([mcp_types.TextContent(type="text", text=self._label(server, name, text))],

@@ -16,7 +16,7 @@ each SDK sends. What a failure means is :mod:`mcp_teach.llm.errors`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx2
@@ -40,9 +40,7 @@ OFFLINE_ANTHROPIC_BASE_URL = "http://teaching-model.invalid"
 
 def base_url(settings: Settings) -> str:
     """Where the chat-completions requests go."""
-    if settings.uses_offline_model:
-        return OFFLINE_BASE_URL
-    return settings.openai_base_url or OPENAI_DEFAULT_BASE_URL
+    return OFFLINE_BASE_URL if settings.uses_offline_model else settings.openai_base_url or OPENAI_DEFAULT_BASE_URL
 
 
 def model_name(settings: Settings) -> str:
@@ -74,6 +72,15 @@ def _http_client(offline: bool, base: str, on_exchange: OnExchange | None, timeo
     return httpx2.AsyncClient(transport=transport, base_url=base, timeout=timeout)
 
 
+def _sdk_client(sdk: type, offline: bool, url: str, key: str | None, missing: str, options: dict) -> Any:
+    """An SDK client for ``url``: into the teaching model's app offline (no retries), else to the provider with
+    ``key`` (a remote one without a key is refused with ``missing``). ``options``: max_retries, timeout, on_exchange.
+    """
+    key, retries = ("offline", 0) if offline else (_api_key(key, url, missing), options["max_retries"])
+    http_client = _http_client(offline, url, options["on_exchange"], options["timeout"])
+    return sdk(base_url=url, api_key=key, max_retries=retries, timeout=options["timeout"], http_client=http_client)
+
+
 def openai_client(
     settings: Settings, *, max_retries: int = 1, timeout: float = 60.0, on_exchange: OnExchange | None = None
 ) -> openai.AsyncOpenAI:
@@ -82,19 +89,13 @@ def openai_client(
     A local server (Ollama, vLLM, ``mcp-teach model serve``) may run without a key;
     a remote provider without ``OPENAI_API_KEY`` is refused here, before any request.
     """
-    if settings.uses_offline_model:
-        http_client = _http_client(True, OFFLINE_BASE_URL, on_exchange, timeout)
-        return openai.AsyncOpenAI(base_url=OFFLINE_BASE_URL, api_key="offline", http_client=http_client, max_retries=0)
     url = base_url(settings)
     missing = (
         f"OPENAI_BASE_URL is {url} but OPENAI_API_KEY is empty. Put your key in .env "
         "(OPENAI_API_KEY=...), or clear OPENAI_BASE_URL to use the offline teaching model."
     )
-    key = _api_key(settings.openai_key, url, missing)
-    http_client = _http_client(False, url, on_exchange, timeout)
-    return openai.AsyncOpenAI(
-        base_url=url, api_key=key, max_retries=max_retries, timeout=timeout, http_client=http_client
-    )
+    options = {"max_retries": max_retries, "timeout": timeout, "on_exchange": on_exchange}
+    return _sdk_client(openai.AsyncOpenAI, settings.uses_offline_model, url, settings.openai_key, missing, options)
 
 
 def anthropic_base_url(settings: Settings) -> str:
@@ -120,11 +121,6 @@ def anthropic_client(
     """
     import anthropic
 
-    if settings.uses_offline_anthropic:
-        http_client = _http_client(True, OFFLINE_ANTHROPIC_BASE_URL, on_exchange, timeout)
-        return anthropic.AsyncAnthropic(
-            base_url=OFFLINE_ANTHROPIC_BASE_URL, api_key="offline", http_client=http_client, max_retries=0
-        )
     url = anthropic_base_url(settings)
     where = "ANTHROPIC_BASE_URL is" if settings.anthropic_base_url else "LLM_PROVIDER is anthropic, at"
     missing = (
@@ -132,11 +128,9 @@ def anthropic_client(
         "or clear LLM_PROVIDER and ANTHROPIC_BASE_URL (or set LLM_PROVIDER=offline) to use the offline "
         "teaching model."
     )
-    key = _api_key(settings.anthropic_api_key, url, missing)
-    http_client = _http_client(False, url, on_exchange, timeout)
-    return anthropic.AsyncAnthropic(
-        base_url=url, api_key=key, max_retries=max_retries, timeout=timeout, http_client=http_client
-    )
+    options = {"max_retries": max_retries, "timeout": timeout, "on_exchange": on_exchange}
+    offline = settings.uses_offline_anthropic
+    return _sdk_client(anthropic.AsyncAnthropic, offline, url, settings.anthropic_api_key, missing, options)
 
 
 def llm_client(settings: Settings, **options: float) -> tuple[openai.AsyncOpenAI | anthropic.AsyncAnthropic, str]:

@@ -195,9 +195,7 @@ class Retrieval:
     lists: bool = False
 
     def finder_arguments(self, question: str) -> dict[str, Any]:
-        if self.lists:
-            return {}
-        return {_string_parameter(self.finder): " ".join(content_words(question))}
+        return {} if self.lists else {_string_parameter(self.finder): " ".join(content_words(question))}
 
     def reader_arguments(self, target: str) -> dict[str, Any]:
         return {_string_parameter(self.reader): target}
@@ -227,9 +225,7 @@ def retrieval_tools(tools: Iterable[Tool]) -> Retrieval | None:
         return None
     if finders:
         return Retrieval(finders[0], readers[0])
-    if listers:
-        return Retrieval(listers[0], readers[0], lists=True)
-    return None
+    return Retrieval(listers[0], readers[0], lists=True) if listers else None
 
 
 def _entries(found: str) -> list[Mapping[str, Any]]:
@@ -286,6 +282,13 @@ def _read_document(exchange: PastToolCall, reader: Tool) -> Document:
     return Document(str(source) if source is not None else reader.name, content_text(exchange.content))
 
 
+def _reads(exchanges: Sequence[PastToolCall], retrieval: Retrieval | None) -> tuple[list[PastToolCall], list[Document]]:
+    """The reader's calls that failed, and the documents the others returned."""
+    read = [e for e in exchanges if retrieval and e.name == retrieval.reader.name]
+    failed = [e for e in read if read_result(e.content).failed]
+    return failed, [_read_document(e, retrieval.reader) for e in read if e not in failed] if retrieval else []
+
+
 #: A number standing alone: not inside a date (``2025-11-25``), an error code (``-32602``) or a word (``utf8``).
 _LONE_NUMBER = re.compile(r"(?<![\w./-])\d+(?:\.\d+)?(?![\w/-]|\.\d)")
 #: Rule 3 found a document but no number in its best sentence.
@@ -300,12 +303,7 @@ def found_number(
 ) -> float | None:
     """Rule 3: the first lone number in the sentence that answers ``question`` (from the documents in the
     conversation and those the reader tool returned); ``None`` if there is no such sentence or number."""
-    retrieval = retrieval_tools(tools)
-    fetched = [
-        _read_document(e, retrieval.reader)
-        for e in exchanges
-        if retrieval and e.name == retrieval.reader.name and not read_result(e.content).failed
-    ]
+    _, fetched = _reads(exchanges, retrieval_tools(tools))
     found = best_sentence(question, [*documents, *fetched])
     match = _LONE_NUMBER.search(found[1]) if found else None
     return float(match.group(0)) if match else None
@@ -322,9 +320,7 @@ def respond(
     if not terms(question) and not asks_for_summary(question):
         return None
     retrieval = retrieval_tools(tools)
-    read = [e for e in exchanges if retrieval and e.name == retrieval.reader.name]
-    failed = [e for e in read if read_result(e.content).failed]
-    fetched = [_read_document(e, retrieval.reader) for e in read if e not in failed] if retrieval else []
+    failed, fetched = _reads(exchanges, retrieval)
     if documents or fetched:
         answer = answer_from(question, [*documents, *fetched], chinese)
         if answer is not None:

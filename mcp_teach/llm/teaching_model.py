@@ -233,11 +233,7 @@ def _lookup_then_compute(
 
 
 def _respond(
-    question: str,
-    exchanges: list[PastToolCall],
-    tools: list[Tool],
-    tool_choice: Any,
-    documents: list[docs.Document],
+    question: str, exchanges: list[PastToolCall], tools: list[Tool], tool_choice: Any, documents: list[docs.Document]
 ) -> Reply:
     """Plan, then replay the calls made so far; apply ``tool_choice``."""
     chinese = text.is_chinese(question)
@@ -352,14 +348,11 @@ def _replay(plan: Plan, exchanges: list[PastToolCall], chinese: bool) -> Reply:
     for index in order:
         if index in outcomes and _failed(plan.steps[index], outcomes[index]):
             return Reply(_failure(plan, index, outcomes, chinese))
-    ready = [i for i in order if i not in outcomes and all(o.step in outcomes for o in _refs(plan.steps[i]))]
+    waiting = {i: [o.step for o in plan.steps[i].operands if isinstance(o, Ref)] for i in order if i not in outcomes}
+    ready = [i for i, needs in waiting.items() if all(step in outcomes for step in needs)]
     if ready:
         return Reply(calls=tuple((plan.steps[i].tool.name, _arguments(plan.steps[i], outcomes)) for i in ready))
     return Reply(_final_answer(plan, outcomes, chinese))
-
-
-def _refs(step: Step) -> list[Ref]:
-    return [operand for operand in step.operands if isinstance(operand, Ref)]
 
 
 def _failed(step: Step, outcome: Outcome) -> bool:
@@ -369,13 +362,8 @@ def _failed(step: Step, outcome: Outcome) -> bool:
 
 def _values(step: Step, outcomes: dict[int, Outcome]) -> list[float | None]:
     """The step's operands as numbers: written in the question, or returned by earlier steps."""
-    values = []
-    for operand in step.operands:
-        if isinstance(operand, Ref):
-            values.append(outcomes[operand.step].number if operand.step in outcomes else None)
-        else:
-            values.append(operand)
-    return values
+    known = {index: outcome.number for index, outcome in outcomes.items()}
+    return [known.get(operand.step) if isinstance(operand, Ref) else operand for operand in step.operands]
 
 
 def _arguments(step: Step, outcomes: dict[int, Outcome]) -> dict[str, Any]:
@@ -387,18 +375,15 @@ def _arguments(step: Step, outcomes: dict[int, Outcome]) -> dict[str, Any]:
 def _computed(step: Step, outcomes: dict[int, Outcome]) -> Op | None:
     """The step as actually computed, e.g. ``12 − 5`` for "then subtract 5"; ``None`` for a named tool call."""
     values = _values(step, outcomes)
-    if step.expr is None or None in values:
-        return None
-    return Op(step.expr.operation, tuple(values))
+    return None if step.expr is None or None in values else Op(step.expr.operation, tuple(values))
 
 
 def _equation(plan: Plan, index: int, outcomes: dict[int, Outcome]) -> str:
     """``"3 × 4 = 12"`` for a step that worked; ``""`` otherwise."""
     step, outcome = plan.steps[index], outcomes[index]
     computed = _computed(step, outcomes)
-    if computed is None or outcome.number is None:  # a named tool, or a step that failed
-        return ""
-    return text.equation(computed, outcome.number)
+    # No equation for a named tool, or a step that failed.
+    return "" if computed is None or outcome.number is None else text.equation(computed, outcome.number)
 
 
 def _failure(plan: Plan, failed: int, outcomes: dict[int, Outcome], chinese: bool) -> str:
@@ -420,7 +405,8 @@ def _final_answer(plan: Plan, outcomes: dict[int, Outcome], chinese: bool) -> st
     A named tool's result is quoted instead: ``"get_weather returned: Sunny."``.
     """
     if plan.steps[0].expr is None:
-        return text.sentences([_returned(plan, 0, outcomes, chinese)], chinese)
+        returned = text.say("returned", chinese, tool=plan.steps[0].tool.name, text=outcomes[0].shown())
+        return text.sentences([returned], chinese)
     parts, start = [], 0
     for end in plan.outputs:
         parts.append(text.commas([_equation(plan, i, outcomes) for i in range(start, end + 1)], chinese))
@@ -429,10 +415,6 @@ def _final_answer(plan: Plan, outcomes: dict[int, Outcome], chinese: bool) -> st
     if len(plan.outputs) == 1 and len(plan.steps) > 1 and last is not None:
         parts.append(text.say("answer", chinese, number=text.number(last)))
     return text.say("results", chinese, equations=text.sentences(parts, chinese))
-
-
-def _returned(plan: Plan, index: int, outcomes: dict[int, Outcome], chinese: bool) -> str:
-    return text.say("returned", chinese, tool=plan.steps[index].tool.name, text=outcomes[index].shown())
 
 
 def _summary(exchanges: list[PastToolCall], chinese: bool) -> Reply:
@@ -471,19 +453,13 @@ def _completion(request: Mapping[str, Any], messages: list[Mapping[str, Any]], r
     prompt_tokens = estimate_tokens(_json(request.get("messages")) + _json(request.get("tools") or []))
     completion_tokens = estimate_tokens(reply.content or _json(message["tool_calls"]))
     model = request.get("model")
+    finish_reason = "tool_calls" if reply.calls else "stop"
     return {
         "id": "chatcmpl-" + hashlib.sha256(_json(request).encode()).hexdigest()[:24],
         "object": "chat.completion",
         "created": CREATED,
         "model": model if isinstance(model, str) else MODEL_NAME,
-        "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "finish_reason": "tool_calls" if reply.calls else "stop",
-                "logprobs": None,
-            }
-        ],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": {
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,

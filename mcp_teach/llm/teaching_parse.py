@@ -348,9 +348,8 @@ def parse_arithmetic(question: str) -> list[Op]:
         items = _Parser(tokens).question()
     except _NotUnderstood:
         return []
-    if not all(isinstance(item, Op) for item in items):
-        return []  # a number nothing was done with: reading the rest alone would answer another question
-    return [item for item in items if isinstance(item, Op)]
+    # A number nothing was done with: reading the rest alone would answer another question.
+    return [item for item in items if isinstance(item, Op)] if all(isinstance(item, Op) for item in items) else []
 
 
 #: Questions that ask for a price, a percentage, an average.

@@ -19,14 +19,10 @@ SYMBOLS = {"add": "+", "subtract": "−", "multiply": "×", "divide": "÷", "mod
 PRECEDENCE = {"add": 1, "subtract": 1, "multiply": 2, "divide": 2, "modulo": 2, "power": 3, "sqrt": 4}
 #: "None of my tools can do <name>".
 OPERATION_NAMES = {
-    "add": ("addition", "加法"),
-    "subtract": ("subtraction", "减法"),
-    "multiply": ("multiplication", "乘法"),
-    "divide": ("division", "除法"),
-    "power": ("powers", "乘方"),
-    "sqrt": ("square roots", "开平方"),
+    "add": ("addition", "加法"), "subtract": ("subtraction", "减法"), "multiply": ("multiplication", "乘法"),
+    "divide": ("division", "除法"), "power": ("powers", "乘方"), "sqrt": ("square roots", "开平方"),
     "modulo": ("remainders", "取余"),
-}
+}  # fmt: skip
 
 #: Every sentence, as (English, Chinese) templates for ``str.format``.
 TEXTS = {

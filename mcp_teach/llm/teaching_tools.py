@@ -117,9 +117,7 @@ def accepts(schema: Any, json_type: str) -> bool:
 
 def format_number(value: float) -> str:
     """``3.0`` -> ``"3"``, ``2.5`` -> ``"2.5"``, ``0.30000000000000004`` -> ``"0.3"`` (at most 12 digits)."""
-    if value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return format(value, ".12g")
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else format(value, ".12g")
 
 
 def json_number(value: float) -> int | float:
@@ -131,9 +129,7 @@ def operand_parameters(tool: Tool, arity: int) -> list[str] | None:
     """The parameters that receive the operands, in operand order; ``None`` if the tool cannot take them."""
     numeric = [name for name in tool.parameters() if accepts(tool.schema(name), "number")]
     chosen = sorted(numeric[:arity], key=lambda name: name.lower() in SECOND_OPERAND_NAMES)
-    if len(chosen) < arity or any(name not in chosen for name in tool.required):
-        return None
-    return chosen
+    return None if len(chosen) < arity or any(name not in chosen for name in tool.required) else chosen
 
 
 def name_words(name: str) -> set[str]:
@@ -149,14 +145,10 @@ def _description_words(description: str) -> set[str]:
 def score(tool: Tool, operation: str) -> int:
     """How strongly the tool's name (4), parameter names (2) and description (1) suggest the operation."""
     keywords = OPERATIONS[operation]
-    points = 0
-    if name_words(tool.name) & keywords.words:
-        points += 4
-    if {name.lower() for name in tool.properties} & keywords.words:
-        points += 2
-    if _description_words(tool.description) & keywords.words or any(w in tool.description for w in keywords.chinese):
-        points += 1
-    return points
+    in_name = bool(name_words(tool.name) & keywords.words)
+    in_parameters = bool({name.lower() for name in tool.properties} & keywords.words)
+    in_description = bool(_description_words(tool.description) & keywords.words)
+    return 4 * in_name + 2 * in_parameters + (in_description or any(w in tool.description for w in keywords.chinese))
 
 
 def choose_tool(operation: str, tools: Iterable[Tool], named: Iterable[str] = ()) -> Tool | None:
@@ -288,9 +280,7 @@ class Outcome:
 
     def shown(self) -> str:
         """The text, or just the number when the text is nothing else (``"11.0"`` is shown as ``11``)."""
-        if self.number is not None and _NUMBER.fullmatch(self.text):
-            return format_number(self.number)
-        return self.text
+        return format_number(self.number) if self.number is not None and _NUMBER.fullmatch(self.text) else self.text
 
 
 def read_result(content: Any) -> Outcome:

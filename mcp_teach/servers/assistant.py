@@ -340,17 +340,9 @@ def build_assistant_server() -> FastMCP:
         return f"Added the tool {ADDED_TOOL!r}: list the tools again to see it."
 
     tools = [
-        convert_length,
-        delete_note,
-        list_notes,
-        summarize_text,
-        list_client_roots,
-        count_slowly,
-        wait_for,
-        active_jobs,
-        log_levels,
-        add_shout_tool,
-    ]
+        convert_length, delete_note, list_notes, summarize_text, list_client_roots, count_slowly, wait_for, active_jobs,
+        log_levels, add_shout_tool,
+    ]  # fmt: skip
     for function in tools:
         server.tool(function, output_schema=None)
     # fastmcp serves no subscriptions/listen: the mcp SDK's handler, fed by this server's bus. With it the

@@ -10,11 +10,11 @@ the tool sent on the wire.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any
 
 from mcp_teach.servers.github_facts import stored_responses
@@ -65,11 +65,9 @@ class GitHubReplay:
                 for name, value in stored["headers"].items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
                     self.end_headers()
                     self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up waiting (a timeout)
-                    pass
 
             def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
                 pass
@@ -80,9 +78,7 @@ class GitHubReplay:
         self._thread.start()
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._server.shutdown()
         self._server.server_close()  # waits for requests still being answered
         self._thread.join()

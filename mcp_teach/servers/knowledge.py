@@ -62,11 +62,11 @@ class SizedBinary(BinaryResource):
         return super().to_mcp_resource(**overrides).model_copy(update={"size": len(self.data)})
 
 
-def document(doc_id: str) -> kb.Document:
-    """The document ``doc_id``, or ``KeyError`` with a sentence naming the known ids."""
+def document(doc_id: str, refusal: type[Exception] = KeyError) -> kb.Document:
+    """The document ``doc_id``, or ``refusal`` (a ``KeyError``) with a sentence naming the known ids."""
     documents = kb.load_documents()
     if doc_id not in documents:
-        raise KeyError(f"Unknown document {doc_id!r}. Known ids: {', '.join(documents)}.")
+        raise refusal(f"Unknown document {doc_id!r}. Known ids: {', '.join(documents)}.")
     return documents[doc_id]
 
 
@@ -89,10 +89,7 @@ def get_document(
     doc_id: Annotated[str, Field(description="A document id from search_documents or docs://index.")],
 ) -> str:
     """Return the whole Markdown text of one document."""
-    try:
-        return document(doc_id).text
-    except KeyError as error:
-        raise ToolError(error.args[0]) from None
+    return document(doc_id, ToolError).text
 
 
 def add_resources(mcp: FastMCP) -> None:

@@ -28,9 +28,11 @@ In-process (tests, the lesson) pass ``users=`` (token -> :class:`~mcp_teach.serv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from datetime import datetime, time
 from os import PathLike
+from typing import Any
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
@@ -38,18 +40,9 @@ from fastmcp.server.auth import AuthProvider, TokenVerifier
 from fastmcp.tools.base import ToolResult
 
 from mcp_teach.config import load_settings
+from mcp_teach.servers import gates
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
-from mcp_teach.servers.gates import (
-    Clock,
-    DenialStyle,
-    Policy,
-    User,
-    UserTokens,
-    WriteHours,
-    current_user,
-    install_gates,
-)
-from mcp_teach.servers.notes_store import ID_RULE, MayChange, Note, NoteError, NoteNotFound, NoteOwned, NoteStore
+from mcp_teach.servers.notes_store import ID_RULE, MayChange, NoteError, NoteNotFound, NoteOwned, NoteStore
 from mcp_teach.servers.rate_limits import FILE_NAME as RATE_LIMITS_FILE
 from mcp_teach.servers.rate_limits import SharedSlidingWindow
 from mcp_teach.servers.student_tokens import StudentTokens
@@ -66,28 +59,28 @@ ALL_TOOLS = READ_TOOLS | WRITE_TOOLS
 ROLES: dict[str, frozenset[str]] = {"admin": ALL_TOOLS, "student": ALL_TOOLS, "readonly": READ_TOOLS}
 #: The limits: 30 calls a minute, writes in the day only.
 DEFAULT_CALLS_PER_MINUTE = 30
-DEFAULT_WRITE_HOURS = WriteHours(time(8, 0), time(22, 0))
+DEFAULT_WRITE_HOURS = gates.WriteHours(time(8, 0), time(22, 0))
 #: Who calls over stdio or in memory, where there is no bearer token: the user who started the server.
-LOCAL_USER = User("local", "admin")
+LOCAL_USER = gates.User("local", "admin")
 #: Public demo tokens (loopback lessons only; obviously not secrets) -> users.
-DEMO_USERS: dict[str, User] = {
-    "demo-alice-token-not-a-secret": User("alice", "student"),
-    "demo-bob-token-not-a-secret": User("bob", "student"),
-    "demo-carol-token-not-a-secret": User("carol", "admin"),
-    "demo-dave-token-not-a-secret": User("dave", "readonly"),
+DEMO_USERS: dict[str, gates.User] = {
+    "demo-alice-token-not-a-secret": gates.User("alice", "student"),
+    "demo-bob-token-not-a-secret": gates.User("bob", "student"),
+    "demo-carol-token-not-a-secret": gates.User("carol", "admin"),
+    "demo-dave-token-not-a-secret": gates.User("dave", "readonly"),
 }
 
 
-def configured_write_hours() -> WriteHours:
+def configured_write_hours() -> gates.WriteHours:
     """``MCP_TEACH_WRITE_HOURS`` (an evening class sets ``08:00-23:30``), else 08:00-22:00."""
     hours = load_settings().write_hours
-    return WriteHours(*hours) if hours else DEFAULT_WRITE_HOURS
+    return gates.WriteHours(*hours) if hours else DEFAULT_WRITE_HOURS
 
 
 def terminal_auth() -> TokenVerifier:
     """Gate 1 of a server started from a terminal: students' own tokens from the class secret, else the demo table."""
     secret = load_settings().mcp_auth_token
-    return StudentTokens(secret) if secret else UserTokens(DEMO_USERS, known_roles=list(ROLES))
+    return StudentTokens(secret) if secret else gates.UserTokens(DEMO_USERS, known_roles=list(ROLES))
 
 
 def _refused(error: Exception) -> ToolResult:
@@ -96,19 +89,15 @@ def _refused(error: Exception) -> ToolResult:
     return ToolResult(content=str(error), is_error=True)
 
 
-def _line(note: Note) -> str:
-    return f"- {note.note_id}: {note.title} (owner {note.owner})"
-
-
 def build_notes_server(
     *,
     auth: AuthProvider | None = None,
-    users: Mapping[str, User] | None = None,
+    users: Mapping[str, gates.User] | None = None,
     notes_dir: str | PathLike[str] | None = None,
-    clock: Clock = datetime.now,
-    denials: DenialStyle = "tool-error",
+    clock: gates.Clock = datetime.now,
+    denials: gates.DenialStyle = "tool-error",
     calls_per_minute: int = DEFAULT_CALLS_PER_MINUTE,
-    write_hours: WriteHours | None = None,
+    write_hours: gates.WriteHours | None = None,
 ) -> FastMCP:
     """A fresh notes server behind the four gates (see the module docstring for every option).
 
@@ -119,7 +108,7 @@ def build_notes_server(
     if auth is not None and users is not None:
         raise ValueError("pass auth= (a fastmcp auth provider) or users= (token -> User), not both")
     store = NoteStore(notes_dir)
-    policy = Policy(
+    policy = gates.Policy(
         tools_by_role=ROLES,
         write_tools=WRITE_TOOLS,
         resource_arguments={"read_note": "note_id", "delete_note": "note_id", "save_note": "title"},
@@ -129,45 +118,49 @@ def build_notes_server(
         write_hours=write_hours or configured_write_hours(),
         denials=denials,
     )
-    server = ExplainingFastMCP(
-        SERVER_NAME,
-        instructions=SERVER_INSTRUCTIONS,
-        version=SERVER_VERSION,
-        auth=auth or (terminal_auth() if users is None else UserTokens(users, known_roles=list(ROLES))),
-    )
+    auth = auth or (terminal_auth() if users is None else gates.UserTokens(users, known_roles=list(ROLES)))
+    server = ExplainingFastMCP(SERVER_NAME, instructions=SERVER_INSTRUCTIONS, version=SERVER_VERSION, auth=auth)
 
-    def caller() -> User:
-        user = current_user(list(ROLES), LOCAL_USER)
+    def caller() -> gates.User:
+        user = gates.current_user(list(ROLES), LOCAL_USER)
         if user is None:  # the gates refuse such calls before any tool runs
             raise ToolError("This request names no user.")
         return user
 
-    def may_change(user: User) -> MayChange:
+    def may_change(user: gates.User) -> MayChange:
         """Gate 4's rule for the store, which applies it under its lock: a damaged note (owner None) only for the
         roles that may change every note."""
         return lambda owner: user.role in policy.change_all_roles if owner is None else policy.may_change(user, owner)
 
-    def save_note(title: str, content: str) -> str | ToolResult:
+    def refusals_answered(tool: Callable[..., str]) -> Callable[..., str | ToolResult]:
+        """``tool`` with the store's refusals as its result: gate 4's, decided again under the store's lock where it
+        cannot race, in the policy's style; a bad title or id, or no such note, as :func:`_refused`."""
+
+        @functools.wraps(tool)
+        def answer(*args: Any, **kwargs: Any) -> str | ToolResult:
+            try:
+                return tool(*args, **kwargs)
+            except NoteOwned as error:
+                return policy.deny(str(error))
+            except (NoteError, NoteNotFound) as error:
+                return _refused(error)
+
+        return answer
+
+    def save_note(title: str, content: str) -> str:
         """Save a note under a title (its id is the title in lower case); saving an existing title replaces it."""
         user = caller()
-        try:
-            note = store.save(title, content, owner=user.name, may_change=may_change(user))
-        except NoteOwned as error:  # gate 4's refusal, decided again where it cannot race
-            return policy.deny(str(error))
-        except NoteError as error:
-            return _refused(error)
+        note = store.save(title, content, owner=user.name, may_change=may_change(user))
         return f"Saved note {note.note_id!r} (owner {note.owner}, {len(note.content)} characters)."
 
-    def list_notes() -> str | ToolResult:
+    def list_notes() -> str:
         """List the notes you may read: id, title and owner of each, and which files were skipped as no notes."""
         user = caller()
-        try:
-            listing = store.scan()
-        except NoteError as error:
-            return _refused(error)
+        listing = store.scan()
         notes = [note for note in listing.notes if policy.may_read(user, note.owner)]
+        lines = [f"- {note.note_id}: {note.title} (owner {note.owner})" for note in notes]
         if notes:
-            text = f"Notes {user.name} may read ({len(notes)}):\n" + "\n".join(_line(note) for note in notes)
+            text = f"Notes {user.name} may read ({len(notes)}):\n" + "\n".join(lines)
         else:
             text = f"No notes that {user.name} may read yet. save_note creates one."
         if listing.skipped:
@@ -178,23 +171,14 @@ def build_notes_server(
             )
         return text
 
-    def read_note(note_id: str) -> str | ToolResult:
+    def read_note(note_id: str) -> str:
         """Read one note by its id (list_notes shows the ids)."""
-        try:
-            note = store.read(note_id)
-        except (NoteError, NoteNotFound) as error:
-            return _refused(error)
+        note = store.read(note_id)
         return f"Note {note.note_id!r}: {note.title} (owner {note.owner})\n\n{note.content}"
 
-    def delete_note(note_id: str) -> str | ToolResult:
+    def delete_note(note_id: str) -> str:
         """Delete one note by its id."""
-        user = caller()
-        try:
-            note = store.delete(note_id, may_change=may_change(user))
-        except NoteOwned as error:
-            return policy.deny(str(error))
-        except (NoteError, NoteNotFound) as error:
-            return _refused(error)
+        note = store.delete(note_id, may_change=may_change(caller()))
         if note is None:  # the id was checked by the store, so it is the file's name
             return f"Deleted the damaged file of the note {note_id.lower()!r}."
         return f"Deleted note {note.note_id!r} (owner {note.owner})."
@@ -206,8 +190,8 @@ def build_notes_server(
         delete_note: "Delete a note by its id (see list_notes).",
     }
     for function, description in descriptions.items():
-        server.tool(function, description=description, output_schema=None)
+        server.tool(refusals_answered(function), description=description, output_schema=None)
     # One rate limit for every worker process serving this folder (a class server with --workers).
     window = SharedSlidingWindow(policy.calls_per_minute, clock, store.folder / RATE_LIMITS_FILE)
-    install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=LOCAL_USER, window=window)
+    gates.install_gates(server, policy, clock=clock, owner_of=store.owner_of, local_user=LOCAL_USER, window=window)
     return server

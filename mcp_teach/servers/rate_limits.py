@@ -23,9 +23,13 @@ from mcp_teach.servers.gates import Clock
 FILE_NAME = ".rate-limits.sqlite3"
 #: How long a process waits for another one's transaction (a check takes well under a millisecond).
 BUSY_SECONDS = 5.0
-_SCHEMA = "CREATE TABLE IF NOT EXISTS calls (who TEXT NOT NULL, at REAL NOT NULL)"
-_INDEX = "CREATE INDEX IF NOT EXISTS calls_by_who ON calls (who, at)"
-_BY_TIME = "CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at)"
+#: What a connection runs first: no flushing to disk, the table and its two indexes.
+_SETUP = """
+PRAGMA synchronous=OFF;
+CREATE TABLE IF NOT EXISTS calls (who TEXT NOT NULL, at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS calls_by_who ON calls (who, at);
+CREATE INDEX IF NOT EXISTS calls_by_time ON calls (at);
+"""
 
 
 @dataclass
@@ -67,8 +71,5 @@ class SharedSlidingWindow:
 
 def _connect(path: Path) -> sqlite3.Connection:
     database = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-    database.execute("PRAGMA synchronous=OFF")
-    database.execute(_SCHEMA)
-    database.execute(_INDEX)
-    database.execute(_BY_TIME)
+    database.executescript(_SETUP)
     return database

@@ -35,6 +35,7 @@ from uvicorn.supervisors import Multiprocess
 from mcp_teach.servers.by_name import DEFAULT_SERVER, build_server
 from mcp_teach.transports.http_app import HttpTransport, guarded_http_app
 from mcp_teach.transports.options import check_class_mode
+from mcp_teach.transports.sockets import QUIET_UVICORN
 
 #: Each worker prints this, its pid and ``ready`` on stderr when it accepts connections (the calculator's
 #: workers; another server's say its own name, see :func:`worker_ready`).
@@ -59,12 +60,12 @@ class AppSettings:
     server_name: str = DEFAULT_SERVER
 
 
+@dataclass(frozen=True)
 class _AnnounceReady:
     """ASGI wrapper: says ``worker process <pid> ready`` on stderr once the app has started."""
 
-    def __init__(self, app: ASGIApp, server_name: str = DEFAULT_SERVER) -> None:
-        self.app = app
-        self.ready = worker_ready(server_name)
+    app: ASGIApp
+    server_name: str = DEFAULT_SERVER
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "lifespan":
@@ -75,7 +76,7 @@ class _AnnounceReady:
             await send(message)
             if message["type"] == "lifespan.startup.complete":
                 # one write, newline included: the workers share stderr, and print's two writes could interleave
-                sys.stderr.write(f"{self.ready} {os.getpid()} ready\n")
+                sys.stderr.write(f"{worker_ready(self.server_name)} {os.getpid()} ready\n")
                 sys.stderr.flush()
 
         await self.app(scope, receive, announce)
@@ -108,15 +109,8 @@ def worker_app(settings: AppSettings) -> ASGIApp:
 
 def worker_config(settings: AppSettings, workers: int) -> uvicorn.Config:
     """uvicorn's settings: each of the ``workers`` processes calls :func:`worker_app` with ``settings``."""
-    return uvicorn.Config(
-        functools.partial(worker_app, settings),
-        factory=True,
-        workers=workers,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-    )
+    app = functools.partial(worker_app, settings)
+    return uvicorn.Config(app, factory=True, workers=workers, lifespan="on", **QUIET_UVICORN)
 
 
 def serve_workers(sock: socket.socket, settings: AppSettings, workers: int) -> None:

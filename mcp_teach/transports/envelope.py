@@ -82,7 +82,7 @@ def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool, modern_se
         else f"Either {add} (2026-07-28: every request carries both keys), {HANDSHAKE_FIX}."
     )
     message = f"Invalid params: {request.method} has {has}. {fix}"
-    return _refused(request.id, types.INVALID_PARAMS, message, missing)
+    return _refused(request.id, types.INVALID_PARAMS, message, {"missing": missing})
 
 
 def http_refusal(request: Mapping[str, Any], headers: dict[bytes, bytes]) -> Rejected | None:
@@ -101,7 +101,7 @@ def http_refusal(request: Mapping[str, Any], headers: dict[bytes, bytes]) -> Rej
         "Mcp-Session-Id header it returns."
     )
     missing = ["MCP-Protocol-Version", *missing_envelope_keys(request.get("params"))]
-    return _refused(request["id"], HEADER_MISMATCH, message, missing)
+    return _refused(request["id"], HEADER_MISMATCH, message, {"missing": missing})
 
 
 def version_header_mismatch(request: Mapping[str, Any], headers: dict[bytes, bytes]) -> Rejected | None:
@@ -116,12 +116,9 @@ def version_header_mismatch(request: Mapping[str, Any], headers: dict[bytes, byt
         f"params._meta[{PROTOCOL_VERSION_KEY!r}] {body!r}. Send the same version in both "
         "(2026-07-28, basic/transports/streamable-http, Protocol Version Header)."
     )
-    error = types.ErrorData(
-        code=HEADER_MISMATCH, message=message, data={"header": header.decode("latin-1"), "body": body}
-    )
-    return Rejected(types.JSONRPCError(jsonrpc="2.0", id=request["id"], error=error))
+    return _refused(request["id"], HEADER_MISMATCH, message, {"header": header.decode("latin-1"), "body": body})
 
 
-def _refused(id: types.RequestId, code: int, message: str, missing: list[str]) -> Rejected:
-    error = types.ErrorData(code=code, message=message, data={"missing": missing})
+def _refused(id: types.RequestId, code: int, message: str, data: dict[str, Any]) -> Rejected:
+    error = types.ErrorData(code=code, message=message, data=data)
     return Rejected(types.JSONRPCError(jsonrpc="2.0", id=id, error=error))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import signal
+import socket
 import sys
-from typing import TYPE_CHECKING
 
 import anyio
 import uvicorn
@@ -21,9 +21,6 @@ from mcp_teach.config import LOOPBACK, Transport
 from mcp_teach.servers.by_name import DEFAULT_SERVER, build_server
 from mcp_teach.transports.options import check_class_mode, describe_mode
 from mcp_teach.transports.stdio_loop import serve_stdio
-
-if TYPE_CHECKING:
-    from mcp_teach.transports.http_app import HttpTransport
 
 
 def stop_on_sigterm() -> None:
@@ -62,41 +59,41 @@ def run_server(
         if transport == "stdio":
             with temporary_log_level("WARNING"):
                 anyio.run(serve_stdio, server)
-        else:
-            _serve_http(server, server_name, transport, host, port, path, token, workers, stateless)
+            return
+        # Imported here, not above: a stdio server (one per connection) would load them for nothing.
+        from mcp_teach.transports import class_mode
+        from mcp_teach.transports.http_app import DEFAULT_PATHS, guarded_http_app
+        from mcp_teach.transports.sockets import QUIET_UVICORN, bind_socket, server_url
+
+        path = path or DEFAULT_PATHS[transport]
+        sock = bind_socket(host, port)
+        # Listen before announcing the URL: a client that connects as soon as it reads it is queued, not refused.
+        sock.listen(2048)
+        url = server_url(host, sock.getsockname()[1], path)
+        needs = "class token required; " if token else ""
+        announce = f"mcp-teach {server_name}: {transport} on {url}  ({describe_mode(workers, stateless)}{needs}"
+        announce += "Ctrl-C stops it)"
+        if workers > 1:
+            print(announce, file=sys.stderr, flush=True)
+            settings = class_mode.AppSettings(transport, path, host, stateless, token, server_name)
+            class_mode.serve_workers(sock, settings, workers)
+            return
+        app = guarded_http_app(server, transport, path, host, token, stateless)
+        config = uvicorn.Config(app, lifespan="on", **QUIET_UVICORN)
+        # Under anyio.run, as fastmcp's own run() serves: sniffio then knows the event loop for the whole run, not
+        # once per request (27 k fewer instructions per tools/call; benchmarks/http_call_instructions.py).
+        anyio.run(functools.partial(AnnouncingServer(config, announce).serve, sockets=[sock]))
 
 
-def _serve_http(
-    server: FastMCP,
-    server_name: str,
-    transport: HttpTransport,
-    host: str,
-    port: int,
-    path: str | None,
-    token: str | None,
-    workers: int,
-    stateless: bool,
-) -> None:
-    # Imported here, not above: a stdio server (one per connection) would load them for nothing.
-    from mcp_teach.transports import class_mode
-    from mcp_teach.transports.http_app import DEFAULT_PATHS, guarded_http_app
-    from mcp_teach.transports.sockets import bind_socket, server_url
+class AnnouncingServer(uvicorn.Server):
+    """Prints ``announce`` once started: uvicorn's Ctrl-C handling is in place by then. A Ctrl-C sent the moment the
+    line appeared used to land before it, and was lost where Ctrl-C starts ignored (a shell's background job)."""
 
-    path = path or DEFAULT_PATHS[transport]
-    sock = bind_socket(host, port)
-    # Listen before announcing the URL: a client that connects as soon as it reads it is queued, not refused.
-    sock.listen(2048)
-    url = server_url(host, sock.getsockname()[1], path)
-    needs = "class token required; " if token else ""
-    mode = describe_mode(workers, stateless)
-    print(f"mcp-teach {server_name}: {transport} on {url}  ({mode}{needs}Ctrl-C stops it)", file=sys.stderr, flush=True)
-    if workers > 1:
-        class_mode.serve_workers(
-            sock, class_mode.AppSettings(transport, path, host, stateless, token, server_name), workers
-        )
-        return
-    app = guarded_http_app(server, transport, path, host, token, stateless)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
-    # Under anyio.run, as fastmcp's own run() serves: sniffio then knows the event loop for the whole run, not
-    # once per request (27 k fewer instructions per tools/call; benchmarks/http_call_instructions.py).
-    anyio.run(functools.partial(uvicorn.Server(config).serve, sockets=[sock]))
+    def __init__(self, config: uvicorn.Config, announce: str) -> None:
+        super().__init__(config)
+        self.announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started:
+            print(self.announce, file=sys.stderr, flush=True)

@@ -102,23 +102,17 @@ def _decoded(data: bytes) -> Any | Rejected:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        byte = data[error.start]
-        return rejected(
-            types.PARSE_ERROR,
-            f"Parse error: the message is not UTF-8 text (byte 0x{byte:02x} at position {error.start}). {HOW_TO_SEND}",
-        )
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        return rejected(
-            types.PARSE_ERROR,
-            f"Parse error: not valid JSON ({error.msg} at line {error.lineno} column {error.colno}). {HOW_TO_SEND}",
-        )
-    except RecursionError:
-        return rejected(types.PARSE_ERROR, f"Parse error: the JSON is nested too deeply to read. {HOW_TO_SEND}")
-    except ValueError:  # Python reads integer literals of at most sys.get_int_max_str_digits() digits
-        limit = sys.get_int_max_str_digits()
-        return rejected(types.PARSE_ERROR, f"Parse error: a number has more than {limit} digits. {HOW_TO_SEND}")
+        problem = f"the message is not UTF-8 text (byte 0x{data[error.start]:02x} at position {error.start})"
+    else:
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as error:
+            problem = f"not valid JSON ({error.msg} at line {error.lineno} column {error.colno})"
+        except RecursionError:
+            problem = "the JSON is nested too deeply to read"
+        except ValueError:  # Python reads integer literals of at most sys.get_int_max_str_digits() digits
+            problem = f"a number has more than {sys.get_int_max_str_digits()} digits"
+    return rejected(types.PARSE_ERROR, f"Parse error: {problem}. {HOW_TO_SEND}")
 
 
 def _validated(message: dict[str, Any]) -> types.JSONRPCMessage | Rejected:

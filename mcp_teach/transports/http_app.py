@@ -165,12 +165,7 @@ class AsyncLibraryKnown:
 
 
 def guarded_http_app(
-    server: FastMCP,
-    transport: HttpTransport,
-    path: str,
-    host: str,
-    token: str | None = None,
-    stateless: bool = False,
+    server: FastMCP, transport: HttpTransport, path: str, host: str, token: str | None = None, stateless: bool = False
 ):
     """The server's ASGI app: Host/Origin checks (see :func:`allowed_hosts`), bad bodies answered (:mod:`.http_guard`).
 
@@ -184,18 +179,9 @@ def guarded_http_app(
     # The instructor (the class secret itself) is not counted: a load test may open a session per client.
     exempt = frozenset({INSTRUCTOR} if token else ())
     session_quota = [Middleware(SessionQuota, exempt=exempt)] if keeps_sessions and (token or server.auth) else []
-    app = server.http_app(
-        path=path,
-        transport=transport,
-        stateless_http=stateless,
-        host_origin_protection="auto",
-        allowed_hosts=allowed_hosts(host),
-        middleware=[
-            Middleware(AsyncLibraryKnown),
-            *token_check,
-            *session_quota,
-            json_rpc_guard(transport, path, stateless, authenticated_only=server.auth is not None),
-        ],
-    )
+    json_guard = json_rpc_guard(transport, path, stateless, authenticated_only=server.auth is not None)
+    middleware = [Middleware(AsyncLibraryKnown), *token_check, *session_quota, json_guard]
+    guards = {"host_origin_protection": "auto", "allowed_hosts": allowed_hosts(host), "middleware": middleware}
+    app = server.http_app(path=path, transport=transport, stateless_http=stateless, **guards)
     _remember_host_origin_answers(app)
     return app

@@ -19,6 +19,7 @@ nor a session is told how to join either era (:mod:`.envelope`): mcp answers it
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
 
 import fastmcp
 import mcp_types as types
@@ -26,16 +27,8 @@ from starlette.middleware import Middleware
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from mcp_teach.transports import frames
 from mcp_teach.transports.envelope import http_refusal, version_header_mismatch
-from mcp_teach.transports.frames import (
-    MAX_MESSAGE_BYTES,
-    Rejected,
-    is_call,
-    is_misplaced_call,
-    read_frame,
-    rejected,
-    too_large,
-)
 
 
 def _declared_length(scope: Scope) -> int | None:
@@ -44,11 +37,6 @@ def _declared_length(scope: Scope) -> int | None:
         if name == b"content-length":
             return int(value) if value.isdigit() else None
     return None
-
-
-def _era_headers(scope: Scope) -> dict[bytes, bytes]:
-    """The request's headers that say its era: ``mcp-protocol-version`` and ``mcp-session-id``."""
-    return {name: value for name, value in scope["headers"] if name in (b"mcp-protocol-version", b"mcp-session-id")}
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> tuple[bytes, int] | None:
@@ -98,46 +86,41 @@ async def _ready(message: Message) -> Message:
     return message
 
 
-def _reply(rejection: Rejected, status: int) -> Response:
+def _reply(rejection: frames.Rejected, status: int) -> Response:
     """The error as the body of an HTTP response (serialized as the stdio server writes it: ``id`` null kept)."""
     body = rejection.reply.model_dump_json(by_alias=True, exclude_unset=True)
     return Response(body, status_code=status, media_type="application/json")
 
 
-def _needs_an_id(method: str) -> Rejected:
-    return rejected(
+def _needs_an_id(method: str) -> frames.Rejected:
+    return frames.rejected(
         types.INVALID_REQUEST,
         f'Invalid Request: "{method}" is a request, so it needs an "id" (a string or an integer); '
         "without one it is a notification, and a notification never gets an answer.",
     )
 
 
+@dataclass
 class JsonRpcGuard:
     """ASGI middleware: check the JSON-RPC message POSTed to ``paths`` before the MCP transport reads it."""
 
-    def __init__(
-        self,
-        app: ASGIApp,
-        paths: Iterable[str],
-        limit: int = MAX_MESSAGE_BYTES,
-        sessions: bool = False,
-        authenticated_only: bool = False,
-        headers_mirror_body: bool = False,
-    ) -> None:
-        self.app = app
-        self.paths = {path.rstrip("/") for path in paths}
-        self.limit = limit
-        self.headers_mirror_body = headers_mirror_body  # streamable HTTP: MCP-Protocol-Version must match _meta
-        self.sessions = sessions  # a legacy request then needs a session: one without any is told how to fix it
-        # With fastmcp's auth, a request without a valid token goes on unread, to fastmcp's 401: a stranger
-        # learns nothing from how its body would have been parsed.
-        self.authenticated_only = authenticated_only
+    app: ASGIApp
+    paths: Iterable[str]
+    limit: int = frames.MAX_MESSAGE_BYTES
+    #: A legacy request then needs a session: one without any is told how to fix it.
+    sessions: bool = False
+    #: With fastmcp's auth, a request without a valid token goes on unread, to fastmcp's 401: a stranger learns
+    #: nothing from how its body would have been parsed.
+    authenticated_only: bool = False
+    #: Streamable HTTP: MCP-Protocol-Version must match ``_meta``.
+    headers_mirror_body: bool = False
+
+    def __post_init__(self) -> None:
+        self.paths = {path.rstrip("/") for path in self.paths}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") not in self.paths:
-            await self.app(scope, receive, send)
-            return
-        if self.authenticated_only and not getattr(scope.get("user"), "is_authenticated", False):
+        other = scope["type"] != "http" or scope["method"] != "POST" or scope["path"].rstrip("/") not in self.paths
+        if other or (self.authenticated_only and not getattr(scope.get("user"), "is_authenticated", False)):
             await self.app(scope, receive, send)
             return
         read = await _read_body(scope, receive, self.limit)
@@ -159,15 +142,16 @@ def _refusal(body: bytes, size: int, limit: int, scope: Scope | None, sessions: 
     keeps sessions (see :func:`.envelope.http_refusal`).
     """
     if size > limit:
-        return _reply(too_large(size, limit), 413)
-    message = read_frame(body, limit=limit)
-    if isinstance(message, Rejected):
+        return _reply(frames.too_large(size, limit), 413)
+    message = frames.read_frame(body, limit=limit)
+    if isinstance(message, frames.Rejected):
         return _reply(message, 400)
-    if is_misplaced_call(message):
+    if frames.is_misplaced_call(message):
         return _reply(_needs_an_id(message["method"]), 400)
-    if scope is None or not is_call(message) or "id" not in message:
+    if scope is None or not frames.is_call(message) or "id" not in message:
         return None
-    headers = _era_headers(scope)
+    # The request's headers that say its era.
+    headers = {name: value for name, value in scope["headers"] if name in (b"mcp-protocol-version", b"mcp-session-id")}
     refused = version_header_mismatch(message, headers) or (http_refusal(message, headers) if sessions else None)
     return None if refused is None else _reply(refused, 400)
 

@@ -27,7 +27,7 @@ from mcp_teach.private_files import make_private, rotate_if_over
 from mcp_teach.servers.by_name import DEFAULT_SERVER, SERVER_NAMES
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.http_app import DEFAULT_PATHS, HttpTransport, guarded_http_app
-from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.transports.sockets import QUIET_UVICORN, bind_socket, server_url
 
 #: How long leaving a :func:`serve_http` block waits for uvicorn's shutdown (2 s of it for open connections).
 STOP_SECONDS = 5.0
@@ -117,8 +117,7 @@ async def serve_asgi(app: ASGIApp, sock: socket.socket | None = None, *, lifespa
     know its own URL before it is built (an OAuth server puts it in its metadata); default a free loopback port.
     """
     sock = sock or bind_socket()
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan=lifespan, timeout_graceful_shutdown=2)
-    uvicorn_server = _InProcessServer(config)
+    uvicorn_server = _InProcessServer(uvicorn.Config(app, lifespan=lifespan, **QUIET_UVICORN))
     task = asyncio.create_task(uvicorn_server.serve(sockets=[sock]))
     try:
         while not uvicorn_server.started:
@@ -175,10 +174,6 @@ def stdio_transport(
     if server not in SERVER_NAMES:
         raise ValueError(f"unknown server {server!r}: choose one of {', '.join(SERVER_NAMES)}")
     choice = [] if server == DEFAULT_SERVER else ["--server", server]
-    return StdioTransport(
-        sys.executable,
-        [*STDIO_SERVER_ARGS, *choice],
-        env=PLAIN_LOGS,  # merged over the mcp SDK's safe default environment
-        log_file=log_file or bounded_log(),
-        keep_alive=keep_alive,
-    )
+    # env: merged over the mcp SDK's safe default environment.
+    command, log_file = [*STDIO_SERVER_ARGS, *choice], log_file or bounded_log()
+    return StdioTransport(sys.executable, command, env=PLAIN_LOGS, log_file=log_file, keep_alive=keep_alive)

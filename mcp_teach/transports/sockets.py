@@ -6,6 +6,9 @@ import socket
 
 from mcp_teach.config import LOOPBACK
 
+#: How the course serves with uvicorn: no access log, warnings only, and 2 s for open connections at the end.
+QUIET_UVICORN = {"log_level": "warning", "access_log": False, "timeout_graceful_shutdown": 2}
+
 
 def bind_socket(host: str = LOOPBACK, port: int = 0) -> socket.socket:
     """A listening-ready TCP socket (TCP_NODELAY on, as uvicorn sets it); port 0 picks a free one."""

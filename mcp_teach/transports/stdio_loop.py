@@ -211,12 +211,9 @@ async def serve_stdio(server: FastMCP, *, stdin: BinaryIO | None = None, stdout:
     to_server, server_reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     server_writes, outgoing = anyio.create_memory_object_stream[SessionMessage](0)
     own_replies = server_writes.clone()
-    reader = threading.Thread(
-        target=_feed_lines,
-        args=(stdin.read if stdin else functools.partial(os.read, 0), lines_in, anyio.lowlevel.current_token()),
-        name="mcp-teach stdin",
-        daemon=True,
-    )
+    read = stdin.read if stdin else functools.partial(os.read, 0)
+    feed = (read, lines_in, anyio.lowlevel.current_token())
+    reader = threading.Thread(target=_feed_lines, args=feed, name="mcp-teach stdin", daemon=True)
     token = set_transport("stdio")
     try:
         with contextlib.ExitStack() as stack:

@@ -78,12 +78,9 @@ def _recording_session_class(base: type[ClientSession], capture: Capture) -> typ
 
     class RecordingSession(base):  # type: ignore[valid-type, misc]
         def __init__(self, read_stream: Any = None, write_stream: Any = None, *args: Any, **kwargs: Any) -> None:
-            super().__init__(
-                _RecordingStream(read_stream, capture, SERVER_TO_CLIENT),
-                _RecordingStream(write_stream, capture, CLIENT_TO_SERVER),
-                *args,
-                **kwargs,
-            )
+            read_stream = _RecordingStream(read_stream, capture, SERVER_TO_CLIENT)
+            write_stream = _RecordingStream(write_stream, capture, CLIENT_TO_SERVER)
+            super().__init__(read_stream, write_stream, *args, **kwargs)
 
     return RecordingSession
 
@@ -117,10 +114,7 @@ class CaptureTransport(ClientTransport):
 
     @contextlib.asynccontextmanager
     async def connect_session(
-        self,
-        *,
-        transport_options: TransportOptions | None = None,
-        **session_kwargs: Unpack[SessionKwargs],
+        self, *, transport_options: TransportOptions | None = None, **session_kwargs: Unpack[SessionKwargs]
     ) -> AsyncGenerator[ClientSession, None]:
         options = transport_options or TransportOptions()
         recording = dataclasses.replace(

@@ -34,7 +34,7 @@ import httpx2
 import uvicorn
 
 from mcp_teach.transports.http_app import host_origin_guard
-from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.transports.sockets import QUIET_UVICORN, bind_socket, server_url
 from mcp_teach.wire.host_tap_writer import TapWriter
 from mcp_teach.wire.redact import redact_body, redact_headers, redact_text, redact_url
 from mcp_teach.wire.sse import EVENT_END, SseEvent, parse_event
@@ -224,15 +224,9 @@ def run_http_tap(out: Path, listen: str, upstream: str) -> int:
         file=sys.stderr,
         flush=True,
     )
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-        timeout_graceful_shutdown=1,
-        server_header=False,  # the upstream's own Server and Date headers are passed on
-        date_header=False,
-    )
+    quiet = {**QUIET_UVICORN, "timeout_graceful_shutdown": 1}
+    # The upstream's own Server and Date headers are passed on.
+    config = uvicorn.Config(app, lifespan="on", server_header=False, date_header=False, **quiet)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops it as Ctrl-C does
     try:
         with contextlib.suppress(KeyboardInterrupt):  # uvicorn raises the signal again once it is down

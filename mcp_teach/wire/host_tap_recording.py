@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp_teach.wire.host_tap_writer import FORMAT_VERSION
 from mcp_teach.wire.http_recording import HttpExchange
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, Direction, WireMessage
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, Direction, WireMessage, json_or_none
 from mcp_teach.wire.sse import SseEvent
 
 
@@ -71,13 +71,6 @@ def _messages(direction: Direction, value: Any, at: float) -> list[WireMessage]:
     return [WireMessage(direction, item, at) for item in items if isinstance(item, dict)]
 
 
-def _json_body(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
 class _Loader:
     """Replays the records of one recording into a :class:`TapCapture`."""
 
@@ -110,7 +103,7 @@ class _Loader:
         self.exchanges[record["exchange"]] = exchange
         self.capture.http.append(exchange)
         if record["body"]:
-            self.capture.messages.extend(_messages(CLIENT_TO_SERVER, _json_body(record["body"]), record["at"]))
+            self.capture.messages.extend(_messages(CLIENT_TO_SERVER, json_or_none(record["body"]), record["at"]))
 
     def _response(self, kind: str, record: dict[str, Any], exchange: TappedExchange) -> None:
         if kind == "http-response":
@@ -118,12 +111,12 @@ class _Loader:
         elif kind == "http-body":
             exchange._response_body = record["body"]
             if (exchange.content_type or "").startswith("application/json") and record["body"]:
-                self.capture.messages.extend(_messages(SERVER_TO_CLIENT, _json_body(record["body"]), record["at"]))
+                self.capture.messages.extend(_messages(SERVER_TO_CLIENT, json_or_none(record["body"]), record["at"]))
         elif kind == "sse-event":
             exchange._response_body += record["raw"]
             exchange.events.append(SseEvent(record["event"], record["data"], record["id"]))
             if record["event"] == "message" and record["data"]:
-                self.capture.messages.extend(_messages(SERVER_TO_CLIENT, _json_body(record["data"]), record["at"]))
+                self.capture.messages.extend(_messages(SERVER_TO_CLIENT, json_or_none(record["data"]), record["at"]))
         else:
             exchange.ended_at, exchange.error = record["at"], record["error"]
 

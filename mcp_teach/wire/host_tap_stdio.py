@@ -90,11 +90,6 @@ def _relay(source: IO[bytes], target: IO[bytes], stream: Stream, recorder: Messa
                 target.close()
 
 
-def _exit_code(returncode: int) -> int:
-    """The server's exit code; killed by signal N (``-N`` from Popen), the shell's ``128 + N``."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
 def _end_after_input(stdin_relay: threading.Thread, server: subprocess.Popen, signal_server) -> None:
     """Once the client has closed the server's stdin, give the server a moment to exit, then stop it.
 
@@ -148,7 +143,7 @@ def _relay_server(command: list[str], recorder: MessageRecorder) -> int:
     code = server.wait()
     for relay in relays[1:]:  # the server's output ends with it (unless a child of its own still holds the pipe)
         relay.join(OUTPUT_GRACE_SECONDS)
-    return _exit_code(code)
+    return 128 - code if code < 0 else code  # killed by signal N (-N from Popen): the shell's 128 + N
 
 
 def run_stdio_tap(out: Path, command: list[str]) -> int:

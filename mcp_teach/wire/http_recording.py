@@ -182,12 +182,8 @@ def recording_client_factory(
         auth: httpx2.Auth | None = None,
         **kwargs: Any,
     ) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(
-            headers=headers,
-            timeout=timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT),
-            auth=auth,
-            transport=RecordingHTTPTransport(on_exchange, redact=redact),
-            **kwargs,
-        )
+        timeout = timeout or httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT)
+        transport = RecordingHTTPTransport(on_exchange, redact=redact)
+        return httpx2.AsyncClient(headers=headers, timeout=timeout, auth=auth, transport=transport, **kwargs)
 
     return factory

@@ -40,6 +40,4 @@ def local_error(error: MCPError, waited: float | None = None) -> str | None:
         # to the tenth below, so a wait the machine's load stretched by a few milliseconds reads as the limit it was
         within = f" within {math.floor(waited * 10) / 10:g} s" if waited is not None else " within the time limit"
         return f"no answer from the MCP server{within}: the client stopped waiting, the call may still run"
-    if error.code == CONNECTION_CLOSED:
-        return CLOSED.get(error.message)
-    return None
+    return CLOSED.get(error.message) if error.code == CONNECTION_CLOSED else None

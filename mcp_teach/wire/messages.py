@@ -6,6 +6,7 @@ lesson needs: pairing a response with its request and the sequence of methods.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,6 +26,14 @@ SERVER_TO_CLIENT: Direction = "server->client"
 def wire_dict(message: SessionMessage) -> dict[str, Any]:
     """The message as the JSON object a transport writes (key order included)."""
     return message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+
+
+def json_or_none(text: str) -> Any:
+    """``text`` as JSON, or None if it is not JSON."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def message_kind(message: dict[str, Any]) -> Kind:
@@ -172,6 +181,4 @@ def as_capture(source: Capture | WireMessage | Iterable[WireMessage] | Any) -> C
     capture = getattr(source, "capture", source)
     if isinstance(capture, Capture):
         return capture
-    if isinstance(capture, WireMessage):
-        return Capture([capture])
-    return Capture(list(capture))
+    return Capture([capture]) if isinstance(capture, WireMessage) else Capture(list(capture))

@@ -88,14 +88,9 @@ class RawStdioServer(RawConnection):
 
     async def __aenter__(self) -> RawStdioServer:
         with bounded_log(self.log_file).open("a") as log:
-            self._process = await asyncio.create_subprocess_exec(
-                sys.executable,
-                *STDIO_SERVER_ARGS,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=log,
-                env={**os.environ, **PLAIN_LOGS},
-            )
+            pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE, "stderr": log}
+            command = [sys.executable, *STDIO_SERVER_ARGS]
+            self._process = await asyncio.create_subprocess_exec(*command, env={**os.environ, **PLAIN_LOGS}, **pipes)
         self._open = True
         return self
 

@@ -87,47 +87,18 @@ PEM_END = re.compile(r"-----END[A-Z ]* PRIVATE KEY(?: BLOCK)?-----")
 #: OAuth parameters and JSON members whose values are credentials: tokens (RFC 6749 §5.1, RFC 8693), the
 #: authorization code (§4.1.2), the PKCE verifier (RFC 7636 §4.1), client secrets and assertions (RFC 7591,
 #: RFC 7523), the device code (RFC 8628), a password grant's password (§4.3), a token to revoke (RFC 7009).
-OAUTH_SECRET_FIELDS = frozenset(
-    {
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "code",
-        "code_verifier",
-        "client_secret",
-        "assertion",
-        "client_assertion",
-        "device_code",
-        "registration_access_token",
-        "subject_token",
-        "actor_token",
-        "token",
-        "password",
-        "api_key",
-    }
-)
+OAUTH_SECRET_FIELDS = frozenset({
+    "access_token", "refresh_token", "id_token", "code", "code_verifier", "client_secret", "assertion",
+    "client_assertion", "device_code", "registration_access_token", "subject_token", "actor_token", "token",
+    "password", "api_key"
+})  # fmt: skip
 _SECRET_FIELD_KEYS = frozenset(name.replace("_", "") for name in OAUTH_SECRET_FIELDS)
 #: Names that teach and stay, though they look like credentials (``token_type``, ``code_challenge``...).
-TEACHING_FIELDS = frozenset(
-    {
-        "token_type",
-        "token_type_hint",
-        "requested_token_type",
-        "subject_token_type",
-        "actor_token_type",
-        "expires_in",
-        "scope",
-        "state",
-        "code_challenge",
-        "code_challenge_method",
-        "resource",
-        "redirect_uri",
-        "client_id",
-        "response_type",
-        "grant_type",
-        "session_id",
-    }
-)
+TEACHING_FIELDS = frozenset({
+    "token_type", "token_type_hint", "requested_token_type", "subject_token_type", "actor_token_type", "expires_in",
+    "scope", "state", "code_challenge", "code_challenge_method", "resource", "redirect_uri", "client_id",
+    "response_type", "grant_type", "session_id"
+})  # fmt: skip
 #: A query or form parameter whose name says credential (``?token=…``, ``?api_key=…``, ``X-Amz-Signature``).
 SECRET_PARAMETER = re.compile(r"token|key|secret|password|passwd|auth|signature|sig|code|credential", re.IGNORECASE)
 #: One ``-``/``_``-separated word of a header or option name that says credential (``x-auth-token``,
@@ -286,9 +257,7 @@ def redact_header(name: str, value: str, *, mask: Mask = redacted) -> str:
     if is_credential_header(name):
         scheme = _SCHEME.match(value) if name in SCHEME_HEADERS else None
         return f"{scheme.group(0)}{REDACTED}" if scheme else REDACTED
-    if name in URL_HEADERS:
-        return redact_url(value, mask=mask)
-    return redact_text(value, mask=mask)
+    return redact_url(value, mask=mask) if name in URL_HEADERS else redact_text(value, mask=mask)
 
 
 def redact_headers(headers: Mapping[str, str], *, mask: Mask = redacted) -> dict[str, str]:
