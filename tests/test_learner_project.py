@@ -1,13 +1,14 @@
-"""The learner's project from lesson 13, end to end, outside the repository.
+"""The learner's project from lessons 13 and 14, end to end, outside the repository.
 
-The solved lesson's ``%%server_part`` and ``%%project_file`` cells are written into a temporary ``my-capstone/``
-as the lesson writes them (:class:`ServerModule`, no kernel). The folder is installed into a fresh virtual
+The solved lessons' ``%%server_part`` and ``%%project_file`` cells are written into a temporary ``my-capstone/``
+as the lessons write them (:func:`write_from_lesson`, no kernel). The folder is installed into a fresh virtual
 environment that sees the test environment's packages through a ``.pth`` file (as ``tests/test_wheel.py`` does;
 nothing is downloaded but the build backend, which pip takes from its index as for the course's own wheel). There
 the project's dependencies hold no JupyterLab, matplotlib, openai or mcp-teach; its own pytest passes; its
 ``my-capstone`` command, judged by URL, passes every scenario of both revisions; MCP Inspector's CLI lists its
 tools over stdio; each host entry starts it. The course's capstone, the reference solution, offers the same
-tools, resources and prompts (less lesson 14's GitHub tool).
+tools, resources and prompts, and its GitHub tool answers as the learner's does. ``server.py`` has no undefined
+or unused name, and ``pyproject.toml`` declares every package it imports.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import venv
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
-import nbformat
 import pytest
 from fastmcp import Client
 from packaging.requirements import Requirement
@@ -31,32 +31,16 @@ from support import initialize
 
 from mcp_teach.course.conformance import run_suite
 from mcp_teach.display.console import console_script
-from mcp_teach.lessons.l13_project import PACKAGE, ServerModule, start_project
+from mcp_teach.lessons.l13_project import PACKAGE, ServerModule, open_project, write_from_lesson
 from mcp_teach.lessons.l14_ship import run_inspector
 from mcp_teach.servers.capstone import build_capstone_server
+from mcp_teach.servers.github_replay import SCENARIOS, GitHubReplay
 from mcp_teach.wire.host_tap_recording import load_tap
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSON = ROOT / "notebooks" / "solutions" / "13_capstone.ipynb"
-MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+LESSONS = [ROOT / "notebooks" / "solutions" / name for name in ("13_capstone.ipynb", "14_web_api_and_shipping.ipynb")]
 UNWANTED = {"jupyterlab", "matplotlib", "openai", "mcp-teach"}
 TIMEOUT = 120
-
-
-def write_project(notebook: Path, folder: Path) -> ServerModule:
-    """The folder the solved lesson writes: its start_project docstring, parts and project files."""
-    cells = [cell.source for cell in nbformat.read(notebook, as_version=4).cells if cell.cell_type == "code"]
-    [setup] = [source for source in cells if "start_project(" in source]
-    docstring = re.search(r'start_project\("(.+?)"\)', setup)[1].replace("\\'", "'")
-    module = start_project(docstring, folder)
-    for source in cells:
-        first, _, body = source.partition("\n")
-        body = "\n".join(line for line in body.split("\n") if line.strip() not in MARKERS)
-        if first.startswith("%%server_part "):
-            module.save(first.split()[1], body)
-        elif first.startswith("%%project_file "):
-            (folder / first.split()[1]).write_text(body, encoding="utf-8")
-    return module
 
 
 def run(command: list[str], **options) -> subprocess.CompletedProcess[str]:
@@ -89,7 +73,8 @@ def closure(requirements: list[str]) -> set[str]:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("learner") / "my-capstone"
-    write_project(LESSON, folder)
+    module = write_from_lesson(LESSONS[0], folder)
+    write_from_lesson(LESSONS[1], folder, module)
     return folder
 
 
@@ -116,15 +101,43 @@ def test_the_written_server_is_the_lessons_parts_in_order(project) -> None:
     source = (project / "src" / PACKAGE / "server.py").read_text()
     names = re.findall(r"^# --- part: ([\w-]+) -+$", source, re.MULTILINE)
     assert names[:4] == ["spec-errors", "asking-the-client", "subscriptions", "new-server"]
-    assert names[-1] == "build-server" and source.endswith('if __name__ == "__main__":\n    main()\n')
-    assert "mcp_teach" not in source
+    lesson_14 = ["github-request", "github-refusals", "github-rate-limits", "github-tool", "github-plumbing"]
+    assert names[-8:] == ["build-server", "main", *lesson_14, "legal-refusal"]  # build-server: lesson 14's, in place
+    assert "add_github_tool(mcp, explain=explain_refusal)" in source
+    assert source.endswith('if __name__ == "__main__":\n    main()\n') and "mcp_teach" not in source
 
 
-def test_the_dependencies_are_fastmcps_only(project) -> None:
+def test_no_name_in_it_is_undefined_or_unused(project) -> None:
+    """ruff's pyflakes rules over the folder (the lessons' ruff run skips a cell magic's body). A part may import
+    again what an earlier part imported: each cell runs on its own."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--no-cache",
+            "--isolated",
+            "--select",
+            "F",
+            "--ignore",
+            "F811",
+            str(project),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_every_package_it_imports_is_declared_and_none_of_the_course(project) -> None:
     import tomllib
 
     declared = tomllib.loads((project / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert declared == ["fastmcp>=4.2,<5", "mcp>=2.3,<3"]
+    names = {re.sub(r"[-_.]+", "_", Requirement(text).name).lower() for text in declared}
+    source = (project / "src" / PACKAGE / "server.py").read_text()
+    imported = set(re.findall(r"^(?:from|import) (\w+)", source, re.MULTILINE)) - set(sys.stdlib_module_names)
+    assert imported == names, f"imported {sorted(imported)}, declared {sorted(names)}"
     pulled = closure(declared)
     assert "fastmcp" in pulled and not pulled & UNWANTED, pulled & UNWANTED
 
@@ -132,7 +145,7 @@ def test_the_dependencies_are_fastmcps_only(project) -> None:
 def test_its_own_tests_pass_in_its_folder(project, installed) -> None:
     python = str(installed / "python")
     done = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project, env=clean_env(installed))
-    assert re.search(r"\b3 passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
+    assert re.search(r"\b8 passed\b", done.stdout) and "failed" not in done.stdout, done.stdout
 
 
 def test_installed_and_judged_by_url_it_passes_both_revisions(project, installed, node_folder, tmp_path) -> None:
@@ -166,7 +179,7 @@ def test_the_inspector_lists_its_tools_over_stdio(installed) -> None:
         pytest.skip(f"MCP Inspector's CLI does not start here: {listed.stderr[-300:]}")
     assert listed.returncode == 0, listed.stderr
     names = {tool["name"] for tool in json.loads(listed.stdout)["tools"]}
-    assert {"test_simple_text", "test_trigger_resource_update"} <= names
+    assert {"test_simple_text", "test_trigger_resource_update", "github_repository"} <= names
 
 
 def host_entries(installed: Path, record: Path) -> dict[str, dict]:
@@ -216,13 +229,18 @@ def test_each_host_entry_starts_it(installed, host, tmp_path) -> None:
         assert sent == ["initialize", "notifications/initialized", "tools/list"]
 
 
-def test_the_reference_solution_offers_what_the_learners_server_offers(project, run) -> None:
+@pytest.fixture(scope="module")
+def learners_server(project):
+    """``build_server`` of the learner's module, imported from the folder."""
     sys.path.insert(0, str(project / "src"))
     try:
         from my_capstone.server import build_server
     finally:
         sys.path.remove(str(project / "src"))
+    return build_server
 
+
+def test_the_reference_solution_offers_what_the_learners_server_offers(learners_server, run) -> None:
     async def offers(server) -> tuple[set[str], ...]:
         async with Client(server) as client:
             tools = {tool.name for tool in await client.list_tools()}
@@ -231,9 +249,29 @@ def test_the_reference_solution_offers_what_the_learners_server_offers(project, 
             prompts = {prompt.name for prompt in await client.list_prompts()}
         return tools, resources, templates, prompts
 
-    learners, reference = run(offers, build_server()), run(offers, build_capstone_server())
-    github = {"github_repository"}
-    assert learners == (reference[0] - github, *reference[1:])
+    assert run(offers, learners_server()) == run(offers, build_capstone_server())
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_github_tool_answers_as_the_reference_does(learners_server, scenario, run, monkeypatch) -> None:
+    """Each of GitHub's replayed answers gives the same result from both (a legal block: the learner's own words)."""
+
+    async def ask(server, repository: str) -> tuple[bool, str]:
+        async with Client(server) as client:
+            result = await client.call_tool("github_repository", {"repository": repository}, raise_on_error=False)
+        return result.is_error, result.content[0].text
+
+    with GitHubReplay(scenario) as github:
+        monkeypatch.setenv("GITHUB_API_URL", github.url)
+        for repository in ("modelcontextprotocol/python-sdk", "octocat/missing", "../etc/passwd"):
+            learners = run(ask, learners_server(), repository)
+            reference = run(ask, build_capstone_server(), repository)
+            if scenario == "blocked" and repository != "../etc/passwd":
+                assert learners[0] and "legal reasons (451)" in learners[1], learners
+            else:
+                assert learners == reference, repository
+    user_agents = {headers["User-Agent"] for _, headers in github.requests}
+    assert user_agents == {"my-capstone", "mcp-teach"}, user_agents
 
 
 def _free_port() -> int:
@@ -257,3 +295,15 @@ def _wait_for(port: int, server: subprocess.Popen) -> None:
         except OSError:
             time.sleep(0.05)
     raise AssertionError("my-capstone did not answer")
+
+
+def test_lesson_14_reopens_the_project_lesson_13_wrote(project, tmp_path, capsys) -> None:
+    """open_project reads server.py back part by part (writing it again changes nothing); with no folder yet, it
+    starts from lesson 13's solution and says so."""
+    reopened = open_project(project)
+    path = project / "src" / PACKAGE / "server.py"
+    assert reopened.text() == path.read_text() and capsys.readouterr().out == ""
+    started = open_project(tmp_path / "my-capstone")
+    assert "starts from lesson 13's solution: 21 parts" in capsys.readouterr().out
+    assert list(ServerModule.read(started.path).parts) == list(started.parts)
+    assert "add_github_tool" not in started.text() and "def build_server" in started.text()
