@@ -13,7 +13,6 @@ or unused name, and ``pyproject.toml`` declares every package it imports.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -29,7 +28,6 @@ from fastmcp import Client
 from packaging.requirements import Requirement
 from support import initialize
 
-from mcp_teach.course.conformance import run_suite
 from mcp_teach.display.console import console_script
 from mcp_teach.lessons.l13_project import PACKAGE, ServerModule, open_project, write_from_lesson
 from mcp_teach.lessons.l14_ship import run_inspector
@@ -149,28 +147,26 @@ def test_its_own_tests_pass_in_its_folder(project, installed) -> None:
 
 
 def test_installed_and_judged_by_url_it_passes_both_revisions(project, installed, node_folder, tmp_path) -> None:
+    """``mcp-teach conformance --url``, the command the lesson gives, once per revision, both at once."""
     port = _free_port()
     command = [str(installed / "my-capstone"), "--transport", "streamable-http", "--port", str(port)]
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(command, cwd=tmp_path, env=clean_env(installed), stdout=log, stderr=log)
     try:
-        url = f"http://127.0.0.1:{port}/mcp"
         _wait_for(port, server)
-
-        async def judge():
-            return await asyncio.gather(
-                *(run_suite(url, revision, node_folder=node_folder) for revision in ("2026-07-28", "2025-11-25"))
-            )
-
-        modern, legacy = asyncio.run(judge())
+        judge = [console_script("mcp-teach"), "conformance", "--url", f"http://127.0.0.1:{port}/mcp", "--requirements"]
+        runs = {
+            revision: subprocess.Popen([*judge, revision], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            for revision in ("2026-07-28", "2025-11-25")
+        }
+        printed = {revision: run.communicate(timeout=TIMEOUT)[0] for revision, run in runs.items()}
     finally:
         server.terminate()
         server.wait(timeout=10)
         log.close()
-    for report in (modern, legacy):
-        failing = [result.scenario for result in report.scored if not result.passed]
-        assert not failing, f"{report.revision}: {failing}"
-    assert (len(modern.scored), len(legacy.scored)) == (37, 30)
+    assert "37/37 scored scenarios passed" in printed["2026-07-28"], printed["2026-07-28"][-3000:]
+    assert "30/30 scored scenarios passed" in printed["2025-11-25"], printed["2025-11-25"][-3000:]
+    assert all(run.returncode == 0 for run in runs.values())
 
 
 def test_the_inspector_lists_its_tools_over_stdio(installed) -> None:
