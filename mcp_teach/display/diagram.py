@@ -133,9 +133,7 @@ def _capture_steps(messages: Iterable[WireMessage]) -> list[Step]:
 
 def _trace_of(source: Any) -> Trace | None:
     """The loop trace in ``source`` (a Trace or a LoopResult), else None."""
-    if isinstance(source, Trace):
-        return source
-    trace = getattr(source, "trace", None)
+    trace = source if isinstance(source, Trace) else getattr(source, "trace", None)
     return trace if isinstance(trace, Trace) else None
 
 

@@ -43,10 +43,9 @@ def _jsonrpc_note(step: Step) -> str:
         return f"the answer to {step.answers or 'a request'}: same id, exactly one response per request"
     if step.kind == "invalid":
         return "not a valid JSON-RPC message: neither request, notification nor response"
-    generic = "a request: it has an id, so it expects exactly one response"
     if step.kind == "notification":
-        generic = "a notification: no id, so no response comes back"
-    return purpose(step.method) or generic
+        return purpose(step.method) or "a notification: no id, so no response comes back"
+    return purpose(step.method) or "a request: it has an id, so it expects exactly one response"
 
 
 #: What each trace event is for (an ``llm-response`` also says whether it asks for tools: see :func:`note`).

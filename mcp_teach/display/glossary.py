@@ -41,10 +41,7 @@ CODE_RANGES: tuple[tuple[int, int, str], ...] = (
 
 def code_range(code: int) -> str:
     """What the specification says about ``code`` when it has no entry of its own, e.g. ``-32000`` → legacy range."""
-    for low, high, meaning in CODE_RANGES:
-        if low <= code <= high:
-            return meaning
-    return "application-defined"
+    return next((meaning for low, high, meaning in CODE_RANGES if low <= code <= high), "application-defined")
 
 
 def purpose(method: str | None) -> str:

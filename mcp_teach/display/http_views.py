@@ -188,8 +188,6 @@ def show_http(
     order (default: the MCP-relevant ones; ``None``: all but date, host and
     user-agent). Body lines longer than ``width`` are cut, saying by how much.
     """
-    exchanges = list(enumerate(_http_exchanges(source), start=1))
-    if numbers is not None:
-        keep = set(numbers)
-        exchanges = [(n, e) for n, e in exchanges if n in keep]
+    keep = None if numbers is None else set(numbers)
+    exchanges = [(n, e) for n, e in enumerate(_http_exchanges(source), start=1) if keep is None or n in keep]
     return HttpView(exchanges, headers, width, title)

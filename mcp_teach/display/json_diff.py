@@ -48,6 +48,8 @@ class Difference:
 
 def json_differences(a: Any, b: Any, path: str = "") -> list[Difference]:
     """Every leaf where ``a`` and ``b`` differ, in ``a``'s key order then ``b``'s extra keys (``""``: the values)."""
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):  # compared item by item, keyed by index
+        a, b = dict(enumerate(a)), dict(enumerate(b))
     if isinstance(a, dict) and isinstance(b, dict):
         found = []
         for key in [*a, *(k for k in b if k not in a)]:
@@ -56,11 +58,6 @@ def json_differences(a: Any, b: Any, path: str = "") -> list[Difference]:
                 found.append(Difference(child, a.get(key, MISSING), b.get(key, MISSING)))
             else:
                 found += json_differences(a[key], b[key], child)
-        return found
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        found = []
-        for index, (x, y) in enumerate(zip(a, b, strict=True)):
-            found += json_differences(x, y, f"{path}.{index}" if path else str(index))
         return found
     return [Difference(path, a, b)] if type(a) is not type(b) or a != b else []
 

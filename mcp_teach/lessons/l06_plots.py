@@ -28,11 +28,9 @@ def plot_call_latencies(
     for position, samples in enumerate(data, start=1):
         offsets = [position + 0.25 * ((index * 0.618) % 1 - 0.5) for index in range(len(samples))]
         axes.scatter(offsets, samples, s=4, alpha=0.25, color=MEASURED, linewidths=0)
-    axes.set_yscale("log")
-    axes.set_ylabel("milliseconds per call (log scale)")
+    axes.set(yscale="log", ylabel="milliseconds per call (log scale)", title="One tools/call, measured on this machine")
     axes.grid(axis="y", which="both", alpha=0.3)
     axes.tick_params(axis="x", labelrotation=15)
-    axes.set_title("One tools/call, measured on this machine")
     return figure
 
 
@@ -55,11 +53,9 @@ def plot_time_scales(measured: Mapping[str, Sequence[float]], typical: Mapping[s
         width = max(high - low, low * 0.15)  # a point still shows as a thin bar
         axes.barh(number, width, left=low, height=0.6, color=colour, alpha=0.8).patches[0].set_gid(f"scale:{label}")
     axes.set_yticks(range(len(rows)), [row[0] for row in rows])
-    axes.set_xscale("log")
+    axes.set(xscale="log", xlabel="milliseconds (log scale)", title="Where the time goes, on one log scale")
     axes.set_xlim(min(row[1] for row in rows) / 3, max(row[2] for row in rows) * 3)
-    axes.set_xlabel("milliseconds (log scale)")
     axes.grid(axis="x", which="major", alpha=0.3)
-    axes.set_title("Where the time goes, on one log scale")
     handles = [Patch(color=MEASURED, alpha=0.8, label="measured here (p10–p90)")]
     handles.append(Patch(color=TYPICAL, alpha=0.8, label="often quoted / typical"))
     axes.legend(handles=handles, loc="upper right", fontsize=9)

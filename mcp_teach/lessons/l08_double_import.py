@@ -130,15 +130,14 @@ def listing(files: dict[str, str], package: str) -> str:
     """
     parts = []
     for name, text in files.items():
-        if name == "__init__.py" and not text:
-            continue
         if SERVE_MARKER in text:
             text = text.split(SERVE_MARKER)[0].rstrip() + (
                 "\n\n\ndef serve(): ...  # a low-level Server over stdio whose tools/list reads TOOLS\n"
                 '\n\nif __name__ == "__main__":\n    serve()'
             )
         text = re.sub(r"\n{3,}", "\n\n", text.strip())
-        parts.append(f"# ---- {package}/{name} ----\n{text}\n")
+        if name != "__init__.py" or files[name]:  # an empty __init__.py is left out
+            parts.append(f"# ---- {package}/{name} ----\n{text}\n")
     return "\n".join(parts)
 
 
@@ -196,9 +195,8 @@ async def _run(root: Path, package: str, variant: str) -> DemoRun:
     if not line.strip():
         last = "\n".join(lines[-5:]) or "(nothing on stderr)"
         raise RuntimeError(f"python -m {package}.main answered nothing to tools/list; its stderr ended with:\n{last}")
-    reply = json.loads(line)
     loaded = next((line for line in lines if line.startswith("LOADED main.py as ")), "LOADED main.py as []")
-    listed = [tool["name"] for tool in reply["result"]["tools"]]
+    listed = [tool["name"] for tool in json.loads(line)["result"]["tools"]]
     main_loaded_as = json.loads(loaded.removeprefix("LOADED main.py as ").replace("'", '"'))
     log = [line for line in lines if line.startswith(("REGISTER ", "SERVER "))]
     return DemoRun(variant, f"python -m {package}.main", listed, main_loaded_as, log)

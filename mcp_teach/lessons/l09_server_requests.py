@@ -27,15 +27,14 @@ def _field(name: str, schema: dict[str, Any], required: bool) -> widgets.Widget:
     """One input widget for one property: enum -> Dropdown, boolean -> Checkbox, number -> FloatText, ..."""
     label = (schema.get("title") or name) + (" *" if required else "")
     common = {"description": label, "tooltip": schema.get("description"), "style": {"description_width": "initial"}}
-    kind = schema.get("type")
     if "enum" in schema or "oneOf" in schema:
         options = schema.get("enum") or [choice["const"] for choice in schema["oneOf"]]
         return widgets.Dropdown(options=options, value=schema.get("default", options[0]), **common)
-    if kind == "boolean":
+    if schema.get("type") == "boolean":
         return widgets.Checkbox(value=bool(schema.get("default", False)), indent=False, **common)
-    if kind == "integer":
+    if schema.get("type") == "integer":
         return widgets.IntText(value=int(schema.get("default", 0)), **common)
-    if kind == "number":
+    if schema.get("type") == "number":
         return widgets.FloatText(value=float(schema.get("default", 0)), **common)
     return widgets.Text(value=str(schema.get("default", "")), **common)
 

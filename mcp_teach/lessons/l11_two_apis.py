@@ -26,11 +26,10 @@ class ModelServer(TerminalServer):
         return self.url.removesuffix("/v1")
 
     def text(self) -> str:
-        state = "running" if self.running else "stopped"
         banner = "\n".join(
             textwrap.fill(line, 116, subsequent_indent="    ") for line in self.banner.rstrip().splitlines()
         )
-        return f"$ {self.command}\n{banner}\n({state})"
+        return f"$ {self.command}\n{banner}\n({'running' if self.running else 'stopped'})"
 
 
 def start_model_server(*, api_key: str | None = None, timeout: float = START_SECONDS) -> ModelServer:

@@ -129,9 +129,7 @@ class NotesLab:
 
     async def without_token(self, token: str | None = None) -> HttpAnswer:
         """Gate 1: POST ``tools/list`` with no token (or a ``token`` no user has): 401 before any JSON-RPC runs."""
-        post = modern_post("tools/list")
-        if token is not None:
-            post = post.with_headers({"Authorization": f"Bearer {token}"})
+        post = modern_post("tools/list").with_headers({"Authorization": None if token is None else f"Bearer {token}"})
         with quiet_logs():
             async with serve_http(server=self.server) as url, httpx2.AsyncClient() as http:
                 response = await http.post(url, content=post.json(), headers=post.headers)

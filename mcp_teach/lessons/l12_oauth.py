@@ -65,11 +65,8 @@ class OAuthServer:
     url: str
     port: int
     provider: InMemoryOAuthProvider
-
-    @property
-    def base(self) -> str:
-        """The origin both servers share: ``http://127.0.0.1:<port>``."""
-        return f"http://{LOOPBACK}:{self.port}"
+    #: The origin both servers share: ``http://127.0.0.1:<port>``.
+    base: str
 
 
 @contextlib.asynccontextmanager
@@ -92,7 +89,7 @@ async def oauth_server(
     )
     app = guarded_http_app(server_factory(auth=provider), "streamable-http", MCP_PATH, LOOPBACK)
     async with serve_asgi(app, sock):
-        yield OAuthServer(server_url(LOOPBACK, port, MCP_PATH), port, provider)
+        yield OAuthServer(server_url(LOOPBACK, port, MCP_PATH), port, provider, base)
 
 
 async def token_by_hand(

@@ -31,10 +31,8 @@ TIME_FIELDS = {"client_id_issued_at": "<issued-at>", "client_secret_expires_at":
 #: Random values that are not credentials but change every run, by parameter or member name.
 RUN_VALUES = {"state": "<state>", "code_challenge": "<code-challenge>", "client_id": "<client-id>"}
 _PLACEHOLDER = re.compile(r"(?:[A-Za-z]+ )?<[a-z-]+>")
-
-
-def _query_pairs(text: str) -> list[tuple[str, str]]:
-    return parse_qsl(text, keep_blank_values=True)
+#: The content type of a form body (a token request's), whose parameters are learnt like a query's.
+FORM = "application/x-www-form-urlencoded"
 
 
 class Sanitizer:
@@ -46,57 +44,43 @@ class Sanitizer:
 
     def __init__(self, port: int) -> None:
         self.secrets: dict[str, str] = {}
-        self._run_values: dict[str, str] = {
-            f"{LOOPBACK}:{port}": f"{LOOPBACK}:<port>",
-            f"{LOOPBACK}%3A{port}": f"{LOOPBACK}%3A<port>",
-        }
+        self._run_values = {f"{LOOPBACK}{colon}{port}": f"{LOOPBACK}{colon}<port>" for colon in (":", "%3A")}
 
     def _learn_pair(self, name: str, value: str) -> None:
-        if not value:
-            return
-        if redact.is_secret_field(name):
+        if value and redact.is_secret_field(name):
             self.secrets.setdefault(value, redact.oauth_placeholder(name))
-        elif name in RUN_VALUES and not value.startswith("https://"):
+        elif value and name in RUN_VALUES and not value.startswith("https://"):
             self._run_values.setdefault(value, RUN_VALUES[name])
 
-    def _learn_json(self, value: Any) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                if isinstance(item, str):
-                    self._learn_pair(key, item)
-                else:
-                    self._learn_json(item)
-        elif isinstance(value, list):
-            for item in value:
-                self._learn_json(item)
+    def _learn_json(self, value: Any, name: str = "") -> None:
+        """Every string in a JSON value, at any depth, under its member's name (a list item's: its index)."""
+        if isinstance(value, str):
+            self._learn_pair(name, value)
+        members = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        for key, item in members:
+            self._learn_json(item, str(key))
 
     def learn(self, exchange: HttpExchange) -> None:
-        authorization = exchange.request_headers.get("authorization")
+        request, response = exchange.request_headers, exchange.response_headers
+        authorization = request.get("authorization")
         if authorization and " " in authorization:
             scheme, credential = authorization.split(" ", 1)
             name = "access_token" if scheme.lower() == "bearer" else "client_credentials"
             self.secrets.setdefault(credential, redact.oauth_placeholder(name))
-        for name, value in _query_pairs(urlsplit(exchange.target).query):
+        # The URL's query, a form body, and the query of a redirect's Location.
+        form = exchange.request_body if request.get("content-type", "").startswith(FORM) else ""
+        queries = (urlsplit(exchange.target).query, form, urlsplit(response.get("location") or "").query)
+        for name, value in (pair for query in queries for pair in parse_qsl(query, keep_blank_values=True)):
             self._learn_pair(name, value)
-        if (exchange.request_headers.get("content-type") or "").startswith("application/x-www-form-urlencoded"):
-            for name, value in _query_pairs(exchange.request_body):
-                self._learn_pair(name, value)
-        self._learn_json(json_or_none(exchange.request_body))
-        self._learn_json(json_or_none(exchange.response_body))
-        for name, value in _query_pairs(urlsplit(exchange.response_headers.get("location") or "").query):
-            self._learn_pair(name, value)
-        for header in (exchange.request_headers.get("mcp-session-id"), exchange.response_headers.get("mcp-session-id")):
-            if header:
-                self._run_values.setdefault(header, "<session-id>")
+        self._learn_json([json_or_none(exchange.request_body), json_or_none(exchange.response_body)])
+        for session_id in filter(None, (request.get("mcp-session-id"), response.get("mcp-session-id"))):
+            self._run_values.setdefault(session_id, "<session-id>")
 
     def text(self, text: str) -> str:
         """``text`` with every learnt value replaced (as written and URL-encoded), longest first."""
         replacements = {**self._run_values, **self.secrets}
-        for value in sorted(replacements, key=len, reverse=True):
-            placeholder = replacements[value]
-            text = text.replace(value, placeholder)
-            if (encoded := quote(value, safe="")) != value:
-                text = text.replace(encoded, placeholder)
+        for value, placeholder in sorted(replacements.items(), key=lambda item: len(item[0]), reverse=True):
+            text = text.replace(value, placeholder).replace(quote(value, safe=""), placeholder)
         return text
 
     def json(self, value: Any) -> Any:
@@ -142,19 +126,15 @@ STEP_NAMES = {
 }
 
 
-def _jsonrpc_method(body: str) -> str | None:
-    message = json_or_none(body)
-    return message.get("method") if isinstance(message, dict) else None
-
-
 def step_name(exchange: HttpExchange) -> str:
     """What an exchange is in the OAuth flow, from its method, path and body."""
     path = urlsplit(exchange.target).path
     if path == MCP_PATH:
-        what = _jsonrpc_method(exchange.request_body) or exchange.method
+        message = json_or_none(exchange.request_body)
+        what = (message.get("method") if isinstance(message, dict) else None) or exchange.method
         return f"MCP {what}, {'with' if exchange.request_headers.get('authorization') else 'no'} token"
     if path == "/token":
-        grant = dict(_query_pairs(exchange.request_body)).get("grant_type", "?")
+        grant = dict(parse_qsl(exchange.request_body, keep_blank_values=True)).get("grant_type", "?")
         return f"token request ({grant})"
     known = (name for start, name in STEP_NAMES.items() if path == start or path.startswith(f"{start}/"))
     return next(known, f"{exchange.method} {path}")
@@ -211,10 +191,9 @@ def _summary(exchange: OAuthStep) -> str:
     body = exchange.json if isinstance(exchange.json, dict) else {}
     if exchange.status == 401 or exchange.status == 403:
         return f"WWW-Authenticate: {exchange.header('www-authenticate')}"
-    if "authorization_servers" in body:
-        return f"authorization_servers: {', '.join(body['authorization_servers'])}"
-    if "code_challenge_methods_supported" in body:
-        return f"code_challenge_methods_supported: {', '.join(body['code_challenge_methods_supported'])}"
+    for key in ("authorization_servers", "code_challenge_methods_supported"):
+        if key in body:
+            return f"{key}: {', '.join(body[key])}"
     if "client_id" in body and exchange.step.startswith("dynamic"):
         return f"client_id {body['client_id']}, token_endpoint_auth_method {body.get('token_endpoint_auth_method')}"
     if exchange.header("location"):

@@ -31,7 +31,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from mcp_teach.llm.openai_tools import to_openai_tools
+from mcp_teach.llm.openai_tools import to_openai_tools, tool_call
 
 #: ``tool_choice`` in the Messages API -> in chat completions.
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
@@ -164,12 +164,7 @@ def _assistant_message(content: Any) -> dict[str, Any]:
     calls = [b for b in content if b.get("type") == "tool_use"] if isinstance(content, list) else []
     if calls:
         message["tool_calls"] = [
-            {
-                "id": str(b.get("id")),
-                "type": "function",
-                "function": {"name": str(b.get("name")), "arguments": json.dumps(b.get("input") or {})},
-            }
-            for b in calls
+            tool_call(str(b.get("id")), str(b.get("name")), json.dumps(b.get("input") or {})) for b in calls
         ]
     return message
 

@@ -64,11 +64,8 @@ def validate_request(body: Any) -> dict[str, Any]:
     _require(isinstance(messages, list) and bool(messages), "'messages' must be a non-empty array.", "messages")
     for index, message in enumerate(messages):
         param, role = f"messages[{index}]", message.get("role") if isinstance(message, dict) else None
-        _require(
-            isinstance(role, str) and role in ROLES,
-            f"{param} needs a 'role', one of {', '.join(sorted(ROLES))}.",
-            param,
-        )
+        needs_role = f"{param} needs a 'role', one of {', '.join(sorted(ROLES))}."
+        _require(isinstance(role, str) and role in ROLES, needs_role, param)
         has_id = role != "tool" or bool(message.get("tool_call_id"))
         _require(has_id, f"{param} has role 'tool' but no 'tool_call_id'.", param)
     tools = body.get("tools")

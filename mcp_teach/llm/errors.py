@@ -69,9 +69,8 @@ def error_code(error: Exception) -> str | None:
 
 def not_a_reply(url: str, api: str, response: object, api_key: str | None = None) -> LLMError:
     """An HTTP 200 body that is not the API's reply, shown short and without the key (a proxy may echo it)."""
-    found = redact_text(
-        json.dumps(response, default=str).replace(api_key, REDACTED) if api_key else json.dumps(response, default=str)
-    )
+    found = json.dumps(response, default=str)
+    found = redact_text(found.replace(api_key, REDACTED) if api_key else found)
     return LLMError(NOT_A_REPLY.format(url=url, api=api, found=found[:160]))
 
 

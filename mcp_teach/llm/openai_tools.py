@@ -169,11 +169,8 @@ def _sentence(description: Any, notes: list[str]) -> str:
 
 def _field(tool: Any, *names: str) -> Any:
     """The first of ``names`` that ``tool`` (a dict or an object) has and is not None."""
-    for name in names:
-        value = tool.get(name) if isinstance(tool, Mapping) else getattr(tool, name, None)
-        if value is not None:
-            return value
-    return None
+    values = (tool.get(name) if isinstance(tool, Mapping) else getattr(tool, name, None) for name in names)
+    return next((value for value in values if value is not None), None)
 
 
 def to_openai_tool(tool: Any, *, clean: bool = True) -> dict[str, Any]:
@@ -203,6 +200,11 @@ def to_openai_tool(tool: Any, *, clean: bool = True) -> dict[str, Any]:
         function["description"] = description
     function["parameters"] = clean_schema(schema) if clean else copy.deepcopy(schema or {"type": "object"})
     return {"type": "function", "function": function}
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """One entry of an assistant message's ``tool_calls``: ``arguments`` is the JSON text of the call's arguments."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
 def to_openai_tools(tools: Iterable[Any]) -> list[dict[str, Any]]:

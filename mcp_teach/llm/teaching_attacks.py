@@ -68,11 +68,8 @@ def _reader(block: str, tools: list[Tool]) -> tuple[Tool, str] | None:
     """The file-reading tool the block names, else the first listed one; and its string parameter."""
     named = [tool for tool in tools if re.search(rf"(?<![\w-]){re.escape(tool.name)}(?![\w-])", block)]
     readers = [tool for tool in [*named, *tools] if "read" in re.split(r"[^a-z]+", tool.name.lower())]
-    for tool in readers:
-        strings = [name for name in tool.parameters() if accepts(tool.schema(name), "string")]
-        if strings:
-            return tool, strings[0]
-    return None
+    found = ((tool, name) for tool in readers for name in tool.parameters() if accepts(tool.schema(name), "string"))
+    return next(found, None)
 
 
 def directives(tools: list[Tool]) -> dict[str, Directive]:

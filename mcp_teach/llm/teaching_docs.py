@@ -240,11 +240,8 @@ def _entries(found: str) -> list[Mapping[str, Any]]:
 
 
 def _first_hit(found: str) -> str | None:
-    for entry in _entries(found):
-        for key in ID_KEYS:
-            if isinstance(entry.get(key), str) and entry[key]:
-                return entry[key]
-    return None
+    ids = (entry.get(key) for entry in _entries(found) for key in ID_KEYS)
+    return next((value for value in ids if isinstance(value, str) and value), None)
 
 
 def _best_listed(found: str, question: str) -> str | None:

@@ -71,6 +71,7 @@ from typing import Any
 from mcp_teach.llm import teaching_attacks as attacks
 from mcp_teach.llm import teaching_docs as docs
 from mcp_teach.llm import teaching_text as text
+from mcp_teach.llm.openai_tools import tool_call
 from mcp_teach.llm.teaching_parse import Expr, Op, lacking, parse_arithmetic
 from mcp_teach.llm.teaching_tools import (
     OPERATIONS,
@@ -290,11 +291,9 @@ def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) 
     if not tools:
         return Reply(text.say("no_tools", chinese))
     usable = [op for op in OPERATIONS if choose_tool(op, tools)]
-    lack = lacking(question) if usable else None
-    if lack:
+    if usable and (lack := lacking(question)):
         return Reply(text.say("lacks", chinese, what=text.LACKING[lack][chinese]))
-    unread = text.not_understood(question, usable, chinese)
-    if unread:
+    if unread := text.not_understood(question, usable, chinese):
         return Reply(unread)
     descriptions = text.tool_descriptions((tool.name, tool.description) for tool in tools)
     return Reply(text.say("only_tools", chinese, tools=descriptions))
@@ -443,11 +442,7 @@ def _completion(request: Mapping[str, Any], messages: list[Mapping[str, Any]], r
     if reply.calls:
         round_number = 1 + sum(1 for m in messages if m.get("role") == "assistant" and m.get("tool_calls"))
         message["tool_calls"] = [
-            {
-                "id": f"call_{round_number}_{index}",
-                "type": "function",
-                "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)},
-            }
+            tool_call(f"call_{round_number}_{index}", name, json.dumps(arguments, ensure_ascii=False))
             for index, (name, arguments) in enumerate(reply.calls)
         ]
     prompt_tokens = estimate_tokens(_json(request.get("messages")) + _json(request.get("tools") or []))

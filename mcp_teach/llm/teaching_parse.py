@@ -121,10 +121,7 @@ EVERYDAY: tuple[tuple[str, Any], ...] = (
     (rf"{_N}\s*(?:{_CN_CURRENCY})?\s*的\s*(?:{_N}\s*%|百分之\s*{_N})", lambda m: f" ({m[2] or m[3]} * {m[1]} / 100) "),
     (rf"{_N}\s*(?:{_CN_CURRENCY})?[^\d;?]{{0,8}}?打\s*{_N}\s*折", r" {\1 * \2 / 10} "),
     # "half of 9", "a third of 12", "one quarter of 8"; "9的一半", "12的3分之一"
-    (
-        rf"\b(?:(?:a|an|one)\s+)?({'|'.join(_FRACTIONS)})\s+(?:of\s+)?{_N}",
-        lambda m: f" ({m[2]} / {_FRACTIONS[m[1]]}) ",
-    ),
+    (rf"\b(?:(?:a|an|one)\s+)?({'|'.join(_FRACTIONS)})\s+(?:of\s+)?{_N}", lambda m: f" ({m[2]} / {_FRACTIONS[m[1]]}) "),
     (rf"{_N}\s*的\s*一半", r" (\1 / 2) "),
     (rf"{_N}\s*的\s*{_N}\s*分之一", r" (\1 / \2) "),
     # "double 7", "twice 7", "triple 4", "double it", "then halve"; "7的2倍", "7翻倍"
@@ -223,13 +220,9 @@ WORDS = frozenset({"and", "by", "from", "to", "of", "between", "then", "it", "sq
 LEADING_FILLERS = frozenset({"to", "of", "by", "from", "between"})
 #: Infix symbols: operation, precedence, right-associative.
 INFIX = {
-    "+": ("add", 1, False),
-    "-": ("subtract", 1, False),
-    "*": ("multiply", 2, False),
-    "/": ("divide", 2, False),
-    "%": ("modulo", 2, False),
-    "^": ("power", 3, True),
-}
+    "+": ("add", 1, False), "-": ("subtract", 1, False), "*": ("multiply", 2, False), "/": ("divide", 2, False),
+    "%": ("modulo", 2, False), "^": ("power", 3, True),
+}  # fmt: skip
 #: Longer questions are not read as arithmetic (this also bounds the parser's recursion depth).
 MAX_TOKENS = 200
 #: Tokens that end an item.

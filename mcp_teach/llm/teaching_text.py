@@ -124,8 +124,7 @@ def expression(expr: Expr) -> str:
     precedence = PRECEDENCE[expr.operation]
     right_precedence = precedence if expr.operation in ("add", "multiply") else precedence + 1
     left_precedence = precedence + 1 if expr.operation == "power" else precedence
-    symbol = SYMBOLS[expr.operation]
-    return f"{_operand(left, left_precedence)} {symbol} {_operand(right, right_precedence)}"
+    return f"{_operand(left, left_precedence)} {SYMBOLS[expr.operation]} {_operand(right, right_precedence)}"
 
 
 def _operand(expr: Expr, min_precedence: int) -> str:
@@ -159,8 +158,7 @@ LACKING = {
 
 #: Question words: a question with numbers and one of these asks for a calculation the rules did not read.
 _ASKS = re.compile(
-    r"[?？]|\b(?:how|what|calculate|compute|work out|figure out)\b|几|多少|算|求|等于",
-    flags=re.IGNORECASE,
+    r"[?？]|\b(?:how|what|calculate|compute|work out|figure out)\b|几|多少|算|求|等于", flags=re.IGNORECASE
 )
 _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 #: Phrasings that work, per operation: (English, Chinese) with ``{a}``/``{b}`` for the question's numbers.

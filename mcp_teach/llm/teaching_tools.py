@@ -153,15 +153,9 @@ def score(tool: Tool, operation: str) -> int:
 
 def choose_tool(operation: str, tools: Iterable[Tool], named: Iterable[str] = ()) -> Tool | None:
     """The best-scoring tool that can take the operation's operands, or ``None``."""
-    best, best_points = None, 0
-    for tool in tools:
-        points = score(tool, operation)
-        if points == 0 or operand_parameters(tool, OPERATIONS[operation].arity) is None:
-            continue
-        points += NAMED_BONUS if tool.name in named else 0
-        if points > best_points:
-            best, best_points = tool, points
-    return best
+    arity = OPERATIONS[operation].arity
+    fitting = [tool for tool in tools if score(tool, operation) and operand_parameters(tool, arity) is not None]
+    return max(fitting, key=lambda tool: score(tool, operation) + NAMED_BONUS * (tool.name in named), default=None)
 
 
 def operand_arguments(tool: Tool, operands: list[float]) -> dict[str, Any]:

@@ -65,9 +65,7 @@ def stdio_refusal(request: types.JSONRPCRequest, handshake_seen: bool, modern_se
     ``modern_seen``: the connection already served a 2026-07-28 request, so a handshake would be refused (the
     mcp SDK answers ``initialize`` there with -32022): the error then offers only the envelope.
     """
-    if handshake_seen or request.method in NO_ERA_NEEDED:
-        return None
-    missing = missing_envelope_keys(request.params)
+    missing = [] if handshake_seen or request.method in NO_ERA_NEEDED else missing_envelope_keys(request.params)
     if not missing:
         return None
     has = (

@@ -42,10 +42,8 @@ def rejected(code: int, message: str, id: types.RequestId | None = None) -> Reje
 
 def too_large(size: int, limit: int = MAX_MESSAGE_BYTES) -> Rejected:
     """The rejection of a message over ``limit`` bytes (it is not read, so its id is unknown)."""
-    return rejected(
-        types.INVALID_REQUEST,
-        f"Invalid Request: the message is {size:,} bytes; this server accepts at most {limit:,} bytes per message.",
-    )
+    text = f"Invalid Request: the message is {size:,} bytes; this server accepts at most {limit:,} bytes per message."
+    return rejected(types.INVALID_REQUEST, text)
 
 
 def _json_type(value: Any) -> str:

@@ -40,13 +40,10 @@ def allowed_hosts(host: str) -> list[str] | None:
 
 def _guard_inputs(scope: Scope) -> tuple[object, ...]:
     """All that fastmcp's Host/Origin guard reads of a request: first Host and Origin, server address, scheme."""
-    host = origin = None
+    first: dict[bytes, bytes] = {}
     for name, value in scope["headers"]:
-        if name == b"host" and host is None:
-            host = value
-        elif name == b"origin" and origin is None:
-            origin = value
-    return host, origin, scope.get("server"), scope.get("scheme")
+        first.setdefault(name, value)
+    return first.get(b"host"), first.get(b"origin"), scope.get("server"), scope.get("scheme")
 
 
 #: What each refusal says (fastmcp's words).
@@ -91,11 +88,8 @@ class RememberedHostOriginGuard:
         self._passes: set[tuple[object, ...]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # fastmcp's guard lets anything but HTTP requests through, too
-            await self.app(scope, receive, send)
-            return
-        inputs = _guard_inputs(scope)
-        if inputs in self._passes:
+        # fastmcp's guard lets anything but HTTP requests through, too
+        if scope["type"] != "http" or (inputs := _guard_inputs(scope)) in self._passes:
             await self.app(scope, receive, send)
             return
         status = await self._status(scope)
@@ -127,9 +121,8 @@ async def _nothing_to_receive() -> Message:
 def host_origin_guard(app: ASGIApp, host: str) -> RememberedHostOriginGuard:
     """``app`` behind the guard the course's MCP servers have, for a server bound to ``host`` (see
     :func:`allowed_hosts`): for the HTTP services that are not fastmcp apps (the tap, the offline model)."""
-    return RememberedHostOriginGuard(
-        app, {"allowed_hosts": allowed_hosts(host), "allowed_origins": None, "mode": "auto"}
-    )
+    options = {"allowed_hosts": allowed_hosts(host), "allowed_origins": None, "mode": "auto"}
+    return RememberedHostOriginGuard(app, options)
 
 
 def _remember_host_origin_answers(app: Starlette) -> None:

@@ -33,10 +33,8 @@ from mcp_teach.transports.envelope import http_refusal, version_header_mismatch
 
 def _declared_length(scope: Scope) -> int | None:
     """The request's Content-Length, if it declares a usable one (read from the raw headers: this runs per request)."""
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return int(value) if value.isdigit() else None
-    return None
+    value = next((value for name, value in scope["headers"] if name == b"content-length"), None)
+    return int(value) if value is not None and value.isdigit() else None
 
 
 async def _read_body(scope: Scope, receive: Receive, limit: int) -> tuple[bytes, int] | None:

@@ -66,11 +66,8 @@ def bounded_log(path: Path = STDIO_LOG) -> Path:
     try:
         return make_private(path)
     except OSError as error:  # ELOOP: a symbolic link; ENXIO: a FIFO nobody reads
-        raise OSError(
-            error.errno,
-            f"the server log {path} cannot be opened as a regular file "
-            f"({error.strerror or error}): remove it, or pass log_file=",
-        ) from None
+        why = f"the server log {path} cannot be opened as a regular file ({error.strerror or error})"
+        raise OSError(error.errno, f"{why}: remove it, or pass log_file=") from None
 
 
 class _InProcessServer(uvicorn.Server):

@@ -164,11 +164,8 @@ async def _read_requests(
             elif isinstance(checked, types.JSONRPCNotification) and checked.method == "notifications/cancelled":
                 pending.answered((checked.params or {}).get("requestId"))  # a cancelled request gets no answer
             elif is_misplaced_notification(checked):
-                logger.warning(
-                    'ignored notification %r: a request needs an "id" to get an answer (JSON-RPC never answers '
-                    "a notification)",
-                    checked.method,
-                )
+                why = 'a request needs an "id" to get an answer (JSON-RPC never answers a notification)'
+                logger.warning("ignored notification %r: %s", checked.method, why)
             await to_server.send(SessionMessage(checked))
         await pending.wait_until_answered(DRAIN_SECONDS)
 

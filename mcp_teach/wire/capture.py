@@ -97,11 +97,8 @@ class CaptureTransport(ClientTransport):
     def __init__(self, target: Any, *, capture: Capture | None = None, record_http: bool = True) -> None:
         self.capture = capture if capture is not None else Capture()
         inner = infer_transport(target)
-        if (
-            record_http
-            and isinstance(inner, SSETransport | StreamableHttpTransport)
-            and inner.httpx_client_factory is None
-        ):
+        over_http = isinstance(inner, SSETransport | StreamableHttpTransport)
+        if record_http and over_http and inner.httpx_client_factory is None:
             inner = copy.copy(inner)
             inner.httpx_client_factory = recording_client_factory(self.capture.http.append)
         self.inner: ClientTransport = inner
@@ -117,9 +114,8 @@ class CaptureTransport(ClientTransport):
         self, *, transport_options: TransportOptions | None = None, **session_kwargs: Unpack[SessionKwargs]
     ) -> AsyncGenerator[ClientSession, None]:
         options = transport_options or TransportOptions()
-        recording = dataclasses.replace(
-            options, session_class=_recording_session_class(options.session_class, self.capture)
-        )
+        session_class = _recording_session_class(options.session_class, self.capture)
+        recording = dataclasses.replace(options, session_class=session_class)
         async with self.inner.connect_session(transport_options=recording, **session_kwargs) as session:
             yield session
 

@@ -147,17 +147,13 @@ class Capture:
 
     def request_for(self, response: WireMessage) -> WireMessage | None:
         """The request a response answers: same id, opposite direction, sent before it."""
-        for wire in reversed(self.messages[: self._index(response)]):
-            if wire.kind == "request" and wire.id == response.id and wire.direction != response.direction:
-                return wire
-        return None
+        earlier = reversed(self.messages[: self._index(response)])
+        return next((w for w in earlier if w.kind == "request" and _answers(response, w)), None)
 
     def response_to(self, request: WireMessage) -> WireMessage | None:
         """The response (result or error) that answers ``request``, if it arrived."""
-        for wire in self.messages[self._index(request) + 1 :]:
-            if wire.kind in ("response", "error") and wire.id == request.id and wire.direction != request.direction:
-                return wire
-        return None
+        later = self.messages[self._index(request) + 1 :]
+        return next((w for w in later if w.kind in ("response", "error") and _answers(w, request)), None)
 
     def pairs(self) -> list[tuple[WireMessage, WireMessage | None]]:
         """Every request with its response (``None`` if none came back)."""
@@ -173,6 +169,11 @@ class Capture:
             if candidate is wire:
                 return index
         raise ValueError("message is not part of this capture")
+
+
+def _answers(response: WireMessage, request: WireMessage) -> bool:
+    """Same id, opposite direction: what a response and the request it answers have in common."""
+    return response.id == request.id and response.direction != request.direction
 
 
 def as_capture(source: Capture | WireMessage | Iterable[WireMessage] | Any) -> Capture:

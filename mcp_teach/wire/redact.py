@@ -247,9 +247,8 @@ def _redact_member(key: str, item: Any, mask: Mask) -> Any:
 
 def redact_body(text: str, content_type: str, *, mask: Mask = redacted) -> str:
     """An HTTP body as sent (form, JSON, an event stream, anything), with credentials hidden by its type's rules."""
-    if content_type.lower().startswith("application/x-www-form-urlencoded"):
-        return redact_text(redact_query(text, mask=mask), mask=mask)
-    return redact_text(text, mask=mask)
+    form = content_type.lower().startswith("application/x-www-form-urlencoded")
+    return redact_text(redact_query(text, mask=mask) if form else text, mask=mask)
 
 
 def redact_header(name: str, value: str, *, mask: Mask = redacted) -> str:
