@@ -12,6 +12,9 @@ to the client). What each fixture must return is read from the suite's scenarios
 github.com/modelcontextprotocol/conformance); the python-sdk's conformance "everything server"
 (``examples/servers/everything-server`` in github.com/modelcontextprotocol/python-sdk) was the reference for the values.
 
+Its :func:`serve_subscriptions` is lesson 07's within the bounds a server many people share needs: what a client
+watches is checked, counted per session and per person, and forgotten when its session ends.
+
 Run it with ``mcp-teach serve --server capstone``, or check it with
 ``mcp-teach conformance --server capstone --requirements 2026-07-28``.
 
@@ -31,6 +34,7 @@ The steps, in the lesson's order (and the scenarios that check each one):
 
 import base64
 import json
+from collections import Counter
 from typing import Any
 
 import mcp_types
@@ -38,14 +42,20 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.prompts import Message
 from fastmcp.utilities.types import Audio, Image
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateSecurity
-from mcp.server.subscriptions import InMemorySubscriptionBus, PromptsListChanged, ToolsListChanged
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, PromptsListChanged, ToolsListChanged
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
+from mcp_teach.servers import knowledge
 from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern
-from mcp_teach.servers.explained_errors import ExplainingFastMCP
+from mcp_teach.servers.explained_errors import ExplainingFastMCP, short_repr
 from mcp_teach.servers.github_facts import add_github_tool
-from mcp_teach.servers.knowledge import announce_update, serve_subscriptions
-from mcp_teach.servers.lookup_errors import explain_unknown_names
+from mcp_teach.servers.knowledge import announce_update
+from mcp_teach.servers.lookup_errors import explain_unknown_names, invalid_params, resource_not_found_code
 
 SERVER_NAME = "mcp-teach-capstone"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -401,6 +411,79 @@ def add_more_input_required(mcp: FastMCP) -> None:
 
 
 # --- 5. resources -----------------------------------------------------------------------------------------
+
+#: The longest resource URI a client may watch (the capstone's own have fewer than 40 characters).
+MAX_URI_LENGTH = 2048
+#: How many resources one 2025-11-25 session may watch at once, and one person over all their sessions.
+SUBSCRIPTIONS_PER_SESSION, SUBSCRIPTIONS_PER_PERSON = 16, 64
+#: How many 2026-07-28 ``subscriptions/listen`` streams one person may hold open at once.
+LISTEN_STREAMS_PER_PERSON = 8
+#: Resource URI -> {connection: a session on it}: who watches what, 2025-11-25 (lesson 07's ``watchers``).
+Watchers = dict[str, dict[object, ServerSession]]
+
+
+def _person(ctx: ServerRequestContext) -> str | None:
+    """Whose request it is: its bearer token's client id (a student's name on a class server); None without one."""
+    user = getattr(ctx.request, "scope", {}).get("user")
+    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
+
+
+def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Watchers, ListenHandler]:
+    """Lesson 07's :func:`~mcp_teach.servers.knowledge.serve_subscriptions`, bounded for a server many share.
+
+    Lesson 07's ``resources/subscribe`` keeps any URI as long as the server runs, even after the session that asked
+    has ended: 30 subscriptions to 2 MB URIs held 126 MB. Here a URI must name a resource or fit a template (else
+    "Resource not found", -32002: 2025-11-25, server/resources, Error Handling; its Security Considerations: "Servers
+    MUST validate all resource URIs"), have at most :data:`MAX_URI_LENGTH` characters (-32602), and stay within
+    :data:`SUBSCRIPTIONS_PER_SESSION` and :data:`SUBSCRIPTIONS_PER_PERSON` (-32603, as the SDK refuses a listen
+    stream past its own limit). When the session ends (``DELETE``, its idle timeout, stdio's end) its
+    subscriptions go with it. A person holds at most :data:`LISTEN_STREAMS_PER_PERSON` listen streams. Without a
+    token everyone is one person; the limits are per process (``--workers N`` allows N times as many).
+    """
+    watchers, listen = knowledge.serve_subscriptions(mcp, bus)
+    server = mcp._mcp_server
+    subscribe = server.get_request_handler("resources/subscribe").handler
+    listening: Counter[str | None] = Counter()  # person -> open listen streams
+
+    def drop(connection: object) -> None:
+        """``connection`` watches nothing any more; a URI nobody watches (also after an unsubscribe) is forgotten."""
+        for uri, sessions in list(watchers.items()):
+            sessions.pop(connection, None)
+            if not sessions:
+                del watchers[uri]
+
+    async def bounded_subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> Any:
+        connection, person, uri = ctx.session._connection, _person(ctx), params.uri
+        if len(uri) > MAX_URI_LENGTH:
+            raise invalid_params(f"A resource URI has at most {MAX_URI_LENGTH} characters, not {len(uri)}.")
+        if not (await mcp.get_resource(uri) or await mcp.get_resource_template(uri)):
+            unknown = f"Unknown resource: {short_repr(uri)}. Subscribe to one that resources/list or a template gives."
+            raise MCPError(resource_not_found_code(ctx.protocol_version), unknown)
+        if "mcp-teach watcher" not in connection.state:  # the connection's first subscription
+            connection.state["mcp-teach watcher"] = person
+            connection.exit_stack.callback(drop, connection)
+        drop(None)
+        mine = [watched for watched, sessions in watchers.items() if connection in sessions]
+        theirs = [c for sessions in watchers.values() for c in sessions if c.state["mcp-teach watcher"] == person]
+        if uri not in mine and (len(mine) >= SUBSCRIPTIONS_PER_SESSION or len(theirs) >= SUBSCRIPTIONS_PER_PERSON):
+            limits = f"at most {SUBSCRIPTIONS_PER_SESSION} per session, {SUBSCRIPTIONS_PER_PERSON} per person"
+            raise MCPError(INTERNAL_ERROR, f"Too many subscriptions ({limits}): unsubscribe, or end a session.")
+        return await subscribe(ctx, params)
+
+    async def bounded_listen(ctx: ServerRequestContext, params: mcp_types.SubscriptionsListenRequestParams) -> Any:
+        person = _person(ctx)
+        if listening[person] >= LISTEN_STREAMS_PER_PERSON:
+            limit = f"at most {LISTEN_STREAMS_PER_PERSON} per person"
+            raise MCPError(INTERNAL_ERROR, f"Too many subscriptions/listen streams ({limit}): close one you can spare.")
+        listening[person] += 1
+        try:
+            return await listen(ctx, params)
+        finally:
+            listening[person] -= 1
+
+    server.add_request_handler("resources/subscribe", mcp_types.SubscribeRequestParams, bounded_subscribe)
+    server.add_request_handler("subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, bounded_listen)
+    return watchers, listen
 
 
 def add_static_resources(mcp: FastMCP) -> None:
