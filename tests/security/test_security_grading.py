@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -24,6 +25,8 @@ import psutil
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 from support import HANG_TIMEOUT
+
+from mcp_teach.exercises.grading import Grade, NotebookGrades, write_csv
 
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
@@ -99,9 +102,13 @@ def notebook(solutions: dict[str, str], checks: dict[str, str] | None = None, fi
     return new_notebook(cells=cells, metadata={"kernelspec": KERNELSPEC})
 
 
+#: One kernel for every attack (a kernel takes seconds to start), and a notebook graded after it that it changes.
 SUBMISSIONS = {
-    HOSTILE: notebook({"02.1": DAEMON, "02.2": LEAK, "99.1": "pass"}, first=OWN_EXERCISE),
-    "forger": notebook(FORGERIES, {"00.1": "print('✔ Exercise 00.1 passed')"}),
+    HOSTILE: notebook(
+        {**FORGERIES, "00.2": DAEMON, "00.3": LEAK, "99.1": "pass"},
+        {"00.1": "print('✔ Exercise 00.1 passed')"},
+        first=OWN_EXERCISE,
+    ),
     "victim": notebook({"02.1": BLANK}),
 }
 
@@ -150,7 +157,7 @@ def results(graded: SimpleNamespace, student: str) -> dict[str, SimpleNamespace]
     ids=["a-cell-defines-check", "a-cell-patches-the-checking-module", "a-cell-registers-expectations", "edited-check"],
 )
 def test_a_notebook_cannot_make_its_unanswered_exercises_pass(graded, exercise_id):
-    assert results(graded, "forger")[exercise_id].result == "not attempted", graded.report
+    assert results(graded, HOSTILE)[exercise_id].result == "not attempted", graded.report
 
 
 def test_a_daemon_of_the_kernel_is_gone_before_the_report_is_written(graded):
@@ -158,7 +165,7 @@ def test_a_daemon_of_the_kernel_is_gone_before_the_report_is_written(graded):
     assert not graded.alive, f"process {graded.daemon} of the graded kernel outlived grading"
     time.sleep(0.3)  # what a survivor polling every 50 ms would have needed to rewrite the report
     assert read_rows(graded.csv)[0]["notebook"] != "forged"
-    assert results(graded, HOSTILE)["02.1"].result == "not attempted"
+    assert results(graded, HOSTILE)["00.2"].result == "not attempted"
 
 
 def test_a_notebook_changed_by_one_graded_before_it_is_not_graded(graded):
@@ -168,7 +175,7 @@ def test_a_notebook_changed_by_one_graded_before_it_is_not_graded(graded):
 
 
 def test_the_report_shows_no_secret_of_the_grader(graded):
-    leak = results(graded, HOSTILE)["02.2"]
+    leak = results(graded, HOSTILE)["00.3"]
     assert leak.result == "fail" and leak.message.startswith("the solution cell raised RuntimeError: "), leak
     for secret in (CLASS_TOKEN, GITHUB_TOKEN, DATABASE_PASSWORD, SHAPED_KEY):
         assert secret not in graded.report and secret not in graded.result.stdout
@@ -180,3 +187,15 @@ def test_no_cell_of_the_report_is_a_formula(graded):
     assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for row in rows for cell in row), rows
     own = next(row for row in rows if row[1] == "99.1")
     assert own[0].startswith("'=HYPERLINK(") and own[2:] == ["fail", "'" + FORMULA], own
+
+
+def test_the_report_replaces_a_link_planted_at_its_path(tmp_path):
+    mine = tmp_path / "instructor-file"
+    mine.write_text("mine\n", encoding="utf-8")
+    report = tmp_path / "grades.csv"
+    report.symlink_to(mine)  # as a graded kernel, running as the instructor, could leave it
+    write_csv([NotebookGrades("a/02.ipynb", [Grade("a/02.ipynb", "02.1", "pass")])], report)
+    assert mine.read_text(encoding="utf-8") == "mine\n"
+    assert not report.is_symlink() and stat.S_IMODE(report.stat().st_mode) == 0o600
+    assert read_rows(report) == [{"notebook": "a/02.ipynb", "exercise": "02.1", "result": "pass", "message": ""}]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["grades.csv", "instructor-file"]
