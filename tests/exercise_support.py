@@ -51,32 +51,32 @@ def exercise(exercise_id: str, task: str, solution: str, solution_output: str = 
 EXPECTATIONS = """from mcp_teach.exercises import check, exercise
 
 
-@exercise("01.1", answers=("product",))
+@exercise("99.1", answers=("product",))
 def _(c, product):
     c.equal(product, 60, "the product of numbers", hint="multiply them one by one")
 
 
-@exercise("01.2", answers=("largest",))
+@exercise("99.2", answers=("largest",))
 def _(c, largest):
     c.equal(largest([2, 9, 4]), 9, "largest([2, 9, 4])", hint="the largest, not the smallest")
 
 
-@exercise("01.3", answers=("squares",))
+@exercise("99.3", answers=("squares",))
 def _(c, squares):
     c.equal(squares, [9, 16, 25], "squares")
 
 
-@exercise("01.4", answers=("total",))
+@exercise("99.4", answers=("total",))
 def _(c, total):
     c.equal(total, 12, "total")
 
 
-@exercise("01.5", answers=("text",))
+@exercise("99.5", answers=("text",))
 def _(c, text):
     c.equal(text, "3, 4, 5", "text")
 
 
-@exercise("01.6", answers=("maximum",))
+@exercise("99.6", answers=("maximum",))
 def _(c, maximum):
     c.equal(maximum, 5, "maximum")
 """
@@ -85,38 +85,38 @@ def _(c, maximum):
 def demo_lesson() -> Any:
     """A teaching notebook with six exercises."""
     cells = [
-        new_markdown_cell("# 01 — Demo\n\nA lesson with exercises."),
+        new_markdown_cell("# 99 — Demo\n\nA lesson with exercises."),
         new_code_cell(
             "numbers = [3, 4, 5]\nprint(sum(numbers))\n\n" + EXPECTATIONS, execution_count=1, outputs=[stdout("12\n")]
         ),
         new_markdown_cell("## Exercises"),
         *exercise(
-            "01.1",
+            "99.1",
             "product",
             "### BEGIN SOLUTION\nproduct = 1\nfor n in numbers:\n    product *= n\n### END SOLUTION",
         ),
         *exercise(
-            "01.2",
+            "99.2",
             "largest",
             "### BEGIN SOLUTION\ndef largest(values):\n    return max(values)\n### END SOLUTION",
         ),
         *exercise(
-            "01.3",
+            "99.3",
             "squares",
             "### BEGIN SOLUTION\nsquares = [n * n for n in numbers]\n### END SOLUTION",
         ),
         *exercise(
-            "01.4",
+            "99.4",
             "total",
             "### BEGIN SOLUTION\ntotal = sum(numbers)\n### END SOLUTION",
         ),
         *exercise(
-            "01.5",
+            "99.5",
             "text",
             '### BEGIN SOLUTION\ntext = ", ".join(str(n) for n in numbers)\n### END SOLUTION',
         ),
         *exercise(
-            "01.6",
+            "99.6",
             "maximum",
             "### BEGIN SOLUTION\nmaximum = max(numbers)\n### END SOLUTION",
         ),

@@ -83,23 +83,23 @@ def make_classroom(root: Path) -> Path:
     write(student, root / "copies" / "01_demo.ipynb")
 
     alice = copy.deepcopy(student)
-    fill(alice, "01.1", CHILD + "open('alice-child.pid', 'w').write(str(child.pid))\nproduct = 60")
-    fill(alice, "01.2", "def largest(values):\n    return min(values)")
-    fill(alice, "01.4", "while True:\n    pass")
-    fill(alice, "01.5", 'text = ", ".join(str(n) for n in numbers')
-    fill(alice, "01.6", "maximum = max(numbers)")
+    fill(alice, "99.1", CHILD + "open('alice-child.pid', 'w').write(str(child.pid))\nproduct = 60")
+    fill(alice, "99.2", "def largest(values):\n    return min(values)")
+    fill(alice, "99.4", "while True:\n    pass")
+    fill(alice, "99.5", 'text = ", ".join(str(n) for n in numbers')
+    fill(alice, "99.6", "maximum = max(numbers)")
     alice.cells.insert(2, new_code_cell("print(scratch)"))  # a student's own cell that fails
     submissions = root / "submissions"
     write(alice, submissions / "alice" / "01_demo.ipynb")
     write(alice, submissions / "alice" / ".ipynb_checkpoints" / "01_demo-checkpoint.ipynb")  # skipped
 
     bob = copy.deepcopy(student)
-    fill(bob, "01.1", "product = 60")
-    fill(bob, "01.3", CHILD + "open('bob-child.pid', 'w').write(str(child.pid))\n" + STUCK)
+    fill(bob, "99.1", "product = 60")
+    fill(bob, "99.3", CHILD + "open('bob-child.pid', 'w').write(str(child.pid))\n" + STUCK)
     write(bob, submissions / "bob" / "01_demo.ipynb")
 
     erin = copy.deepcopy(student)
-    fill(erin, "01.1", "import os\nos._exit(1)")
+    fill(erin, "99.1", "import os\nos._exit(1)")
     write(erin, submissions / "erin" / "01_demo.ipynb")
 
     (submissions / "carol").mkdir()
@@ -153,44 +153,44 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
 def test_each_exercise_is_graded_pass_fail_or_not_attempted(runs):
     rows = [(r["notebook"], r["exercise"], r["result"]) for r in runs.rows]
     assert rows == [
-        ("alice/01_demo.ipynb", "01.1", PASS),
-        ("alice/01_demo.ipynb", "01.2", FAIL),
-        ("alice/01_demo.ipynb", "01.3", NOT_ATTEMPTED),
-        ("alice/01_demo.ipynb", "01.4", FAIL),
-        ("alice/01_demo.ipynb", "01.5", FAIL),
-        ("alice/01_demo.ipynb", "01.6", PASS),  # graded: the endless 01.4 was interrupted and the kernel went on
-        ("bob/01_demo.ipynb", "01.1", PASS),
-        ("bob/01_demo.ipynb", "01.2", NOT_ATTEMPTED),
-        ("bob/01_demo.ipynb", "01.3", FAIL),
-        ("bob/01_demo.ipynb", "01.4", NOT_ATTEMPTED),
-        ("bob/01_demo.ipynb", "01.5", NOT_ATTEMPTED),
-        ("bob/01_demo.ipynb", "01.6", NOT_ATTEMPTED),
+        ("alice/01_demo.ipynb", "99.1", PASS),
+        ("alice/01_demo.ipynb", "99.2", FAIL),
+        ("alice/01_demo.ipynb", "99.3", NOT_ATTEMPTED),
+        ("alice/01_demo.ipynb", "99.4", FAIL),
+        ("alice/01_demo.ipynb", "99.5", FAIL),
+        ("alice/01_demo.ipynb", "99.6", PASS),  # graded: the endless 99.4 was interrupted and the kernel went on
+        ("bob/01_demo.ipynb", "99.1", PASS),
+        ("bob/01_demo.ipynb", "99.2", NOT_ATTEMPTED),
+        ("bob/01_demo.ipynb", "99.3", FAIL),
+        ("bob/01_demo.ipynb", "99.4", NOT_ATTEMPTED),
+        ("bob/01_demo.ipynb", "99.5", NOT_ATTEMPTED),
+        ("bob/01_demo.ipynb", "99.6", NOT_ATTEMPTED),
         ("carol/01_demo.ipynb", "", ERROR),
         ("dave/notes.ipynb", "", ERROR),
-        *[("erin/01_demo.ipynb", f"01.{k}", FAIL if k == 1 else NOT_ATTEMPTED) for k in range(1, 7)],
+        *[("erin/01_demo.ipynb", f"99.{k}", FAIL if k == 1 else NOT_ATTEMPTED) for k in range(1, 7)],
     ]
 
 
 def test_messages_say_why(runs):
     messages = {(r["notebook"].split("/")[0], r["exercise"]): r["message"] for r in runs.rows}
-    assert messages["alice", "01.1"] == ""
-    assert messages["alice", "01.2"] == (
-        "Exercise 01.2 — largest([2, 9, 4]): expected 9, found 2. Hint: the largest, not the smallest"
+    assert messages["alice", "99.1"] == ""
+    assert messages["alice", "99.2"] == (
+        "Exercise 99.2 — largest([2, 9, 4]): expected 9, found 2. Hint: the largest, not the smallest"
     )
-    assert messages["alice", "01.3"] == (
-        "Exercise 01.3 — not attempted yet: write your answer in the cell above so that it defines `squares`, "
+    assert messages["alice", "99.3"] == (
+        "Exercise 99.3 — not attempted yet: write your answer in the cell above so that it defines `squares`, "
         "run that cell, then run this one again."
     )
-    assert messages["alice", "01.4"] == f"the solution cell did not finish within {CELL_TIMEOUT} s (interrupted)"
-    assert messages["alice", "01.5"].startswith("the solution cell raised SyntaxError: ")
-    assert messages["bob", "01.2"].startswith("Exercise 01.2 — not attempted yet: ")
-    assert "defines `largest`" in messages["bob", "01.2"]
-    assert messages["bob", "01.3"] == f"the solution cell did not finish within {CELL_TIMEOUT} s (interrupted)"
-    assert messages["bob", "01.4"] == (
+    assert messages["alice", "99.4"] == f"the solution cell did not finish within {CELL_TIMEOUT} s (interrupted)"
+    assert messages["alice", "99.5"].startswith("the solution cell raised SyntaxError: ")
+    assert messages["bob", "99.2"].startswith("Exercise 99.2 — not attempted yet: ")
+    assert "defines `largest`" in messages["bob", "99.2"]
+    assert messages["bob", "99.3"] == f"the solution cell did not finish within {CELL_TIMEOUT} s (interrupted)"
+    assert messages["bob", "99.4"] == (
         "not reached: cell 10 (`import subprocess, sys`) did not finish and the kernel did not stop when interrupted"
     )
-    assert messages["erin", "01.1"] == "the solution cell made the kernel die (it crashed or exited)"
-    assert messages["erin", "01.2"] == "not reached: the kernel died in cell 4 (`import os`)"
+    assert messages["erin", "99.1"] == "the solution cell made the kernel die (it crashed or exited)"
+    assert messages["erin", "99.2"] == "not reached: the kernel died in cell 4 (`import os`)"
     assert messages["carol", ""].startswith("cannot read the notebook: ")
     assert messages["dave", ""] == "no exercises found (no cells tagged 'solution')"
 
@@ -200,7 +200,7 @@ def test_terminal_report_table_notes_and_summary(runs):
     assert result.code == 1
     lines = result.out.splitlines()
     assert lines[0].split() == ["notebook", "exercise", "result", "message"]
-    assert any(line.split()[:4] == ["alice/01_demo.ipynb", "01.3", "not", "attempted"] for line in lines)
+    assert any(line.split()[:4] == ["alice/01_demo.ipynb", "99.3", "not", "attempted"] for line in lines)
     assert "  alice/01_demo.ipynb: cell 2 (`print(scratch)`) raised NameError: name 'scratch' is not defined" in lines
     assert lines[-2] == (
         "18 exercises in 5 notebooks: 3 passed, 5 failed, 10 not attempted; 2 notebooks could not be graded"

@@ -51,8 +51,8 @@ def test_student_notebook_clears_exercise_outputs_and_keeps_the_lesson():
     assert [c.source for c in student.cells if c.cell_type == "markdown"] == [
         c.source for c in teaching.cells if c.cell_type == "markdown"
     ]
-    assert solution_cell(student, "01.1").source == "# YOUR CODE HERE\npass"
-    assert solution_cell(student, "01.2").source == "# YOUR CODE HERE\npass"
+    assert solution_cell(student, "99.1").source == "# YOUR CODE HERE\npass"
+    assert solution_cell(student, "99.2").source == "# YOUR CODE HERE\npass"
 
 
 def test_a_cell_that_runs_the_solutions_loses_its_solved_output():
@@ -72,7 +72,7 @@ def test_a_cell_that_runs_the_solutions_loses_its_solved_output():
 
 def test_a_solution_cell_without_markers_is_refused():
     teaching = demo_lesson()
-    solution_cell(teaching, "01.3").source = "squares = [n * n for n in numbers]"
+    solution_cell(teaching, "99.3").source = "squares = [n * n for n in numbers]"
     with pytest.raises(ConventionError, match="would contain the solution"):
         student_notebook(teaching)
 
@@ -122,7 +122,7 @@ def test_cli_refuses_to_write_into_the_source_folder(course, capsys, target):
 
 def test_cli_writes_nothing_if_a_notebook_is_malformed(course, tmp_path, capsys):
     broken = demo_lesson()
-    solution_cell(broken, "01.2").source = "def largest(values):\n    ### BEGIN SOLUTION\n    return max(values)"
+    solution_cell(broken, "99.2").source = "def largest(values):\n    ### BEGIN SOLUTION\n    return max(values)"
     write(broken, course / "02_broken.ipynb")
     out = tmp_path / "student"
     assert cli.main(["student-copy", str(course), "-o", str(out)]) == 2

@@ -25,9 +25,11 @@ import gc
 import importlib
 import inspect
 import os
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from mcp_teach.exercises.answers import CheckTimedOut
@@ -36,6 +38,18 @@ from mcp_teach.exercises.convention import PLACEHOLDER
 
 #: Set while a notebook is being graded (nbgrader's own name for it, also set by ``mcp-teach grade``).
 GRADING_VARIABLE = "NBGRADER_EXECUTION"
+PACKAGE = "mcp_teach.exercises"
+#: What ``mcp-teach grade`` runs in place of each check cell: it takes the checking modules out of ``sys.modules``,
+#: so the import runs their files again, and calls :func:`graded` of that fresh copy. Statements only (a name the
+#: notebook defined is never called), and the two names it binds are removed again.
+GRADED_CHECK = """# check("{id}"), run by mcp-teach grade
+import sys as _graded_modules
+_graded_modules = {{
+    n: _graded_modules.modules.pop(n) for n in [*_graded_modules.modules] if n.startswith("mcp_teach.exercises")
+}}
+from mcp_teach.exercises.catalogue import graded as _graded_check
+_graded_check("{id}", _graded_modules)"""
+GRADED_NAMES = ("_graded_modules", "_graded_check")
 
 
 @dataclass(frozen=True)
@@ -84,12 +98,41 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
     if namespace is None:
         caller = inspect.currentframe().f_back  # type: ignore[union-attr]
         namespace = caller.f_globals  # type: ignore[union-attr]
-    found = expectations(exercise_id)
+    _check(expectations(exercise_id), namespace, grading=bool(os.environ.get(GRADING_VARIABLE)))
+
+
+def graded(exercise_id: str, notebook_modules: dict[str, ModuleType]) -> None:
+    """The check as ``mcp-teach grade`` runs it (:data:`GRADED_CHECK`), in this module imported afresh: no name,
+    change or registration of a notebook's cell reaches it, and an unanswered exercise raises whatever the
+    environment says. The expectations are the package's; only an exercise the package lacks is checked by what
+    the notebook registered itself. The notebook's own modules are put back afterwards."""
+    namespace = inspect.currentframe().f_back.f_globals  # type: ignore[union-attr]
+    try:
+        try:
+            found = expectations(exercise_id)
+        except ValueError:
+            registered = getattr(notebook_modules.get(__name__), "_CATALOGUE", {})
+            if exercise_id not in registered:
+                raise
+            found = registered[exercise_id]
+        _check(found, namespace, grading=True)
+    finally:
+        for name in GRADED_NAMES:
+            namespace.pop(name, None)
+        for name in [name for name in sys.modules if name.startswith(PACKAGE)]:
+            del sys.modules[name]
+        sys.modules.update(notebook_modules)
+        if PACKAGE in notebook_modules:
+            sys.modules["mcp_teach"].exercises = notebook_modules[PACKAGE]  # type: ignore[attr-defined]
+
+
+def _check(found: Expectations, namespace: Mapping[str, Any], *, grading: bool) -> None:
+    exercise_id = found.id
     missing = [name for name in found.answers if name not in namespace]
     blank = [name for name in found.answers if is_placeholder(namespace.get(name))]
     if missing or blank:
         what = f"defines {_names(missing)}" if missing else f"fills in the body of {_names(blank)}"
-        return _not_attempted(exercise_id, what)
+        return _not_attempted(exercise_id, what, grading)
     checker = Checker(exercise_id)
     answers = [namespace[name] for name in found.answers]
     # A coroutine the check never awaited (an async def where a plain one is asked for) warns with the check's file:
@@ -100,7 +143,7 @@ def check(exercise_id: str, namespace: Mapping[str, Any] | None = None) -> None:
         feedback = _feedback(checker, found, answers)
         gc.collect(2 if any(_is_async_function(answer) for answer in answers) else 1)
     if feedback is NotImplemented:  # an nbgrader-style stub, still in place
-        return _not_attempted(exercise_id, "no longer raises NotImplementedError")
+        return _not_attempted(exercise_id, "no longer raises NotImplementedError", grading)
     if feedback is None:
         checker.done()
         return
@@ -118,13 +161,13 @@ def _names(names: list[str]) -> str:
     return ", ".join(f"`{name}`" for name in names)
 
 
-def _not_attempted(exercise_id: str, what: str) -> None:
+def _not_attempted(exercise_id: str, what: str, grading: bool) -> None:
     """Say the exercise is not attempted yet (no hint: it would hold the answer); while grading, raise it."""
     message = (
         f"Exercise {exercise_id} — not attempted yet: write your answer in the cell above so that it {what}, "
         "run that cell, then run this one again."
     )
-    if os.environ.get(GRADING_VARIABLE):
+    if grading:
         raise ExerciseNotAttempted(message)
     print(message)
 

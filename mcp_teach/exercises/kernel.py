@@ -2,8 +2,13 @@
 
 nbclient runs each cell, goes on after errors (``allow_errors``) and interrupts a cell that runs longer than the
 cell timeout (``interrupt_on_timeout``). Around it: the notebook's overall time limit, a stop when an interrupted
-kernel does not answer again, Ctrl-C, and, once the kernel is killed, killing whatever it started (a stdio MCP
-server a solution forgot to close runs in a session of its own, out of reach of the kernel's process group).
+kernel does not answer again, Ctrl-C, and, once the kernel is killed, killing whatever it started, however far it
+went, and checking with psutil that nothing of it is left before the next notebook (or the report). jupyter_client
+starts each kernel in a session of its own, and kills its process group; what left the group is found as the
+kernel's descendants (a stdio MCP server a solution forgot to close runs in a session of its own), by the session
+(a child of a child whose parent exited), or by a value set in the kernel's environment only, which every process
+it forks or starts inherits (a daemon's ``fork``, ``setsid``, ``fork``). A process that both leaves the session and
+starts a program with another environment escapes all three: grading in a container is the answer to that.
 A killed kernel runs no exit code, so it gets a temporary folder of its own, removed with all it holds once the
 kernel is gone: nothing a graded notebook made there (a lesson's scratch folders) is left behind.
 """
@@ -14,6 +19,7 @@ import asyncio
 import contextlib
 import math
 import os
+import secrets
 import subprocess
 import tempfile
 import threading
@@ -41,6 +47,8 @@ RECOVER_SECONDS = 10
 TERMINATE_SECONDS = 3
 #: The variables that name the temporary folder (POSIX, then Windows), all set to the kernel's own.
 TEMPORARY_VARIABLES = ("TMPDIR", "TEMP", "TMP")
+#: Set to a value of each kernel's own in its environment: a process that carries it came from that kernel.
+RUN_VARIABLE = "MCP_TEACH_GRADING_RUN"
 _FIRST_START = threading.Lock()
 _FIRST_START_DONE = threading.Event()
 
@@ -83,10 +91,11 @@ def run_notebook(notebook: Any, cwd: Path, limits: Limits) -> NotebookRun:
 
 
 async def _run(notebook: Any, cwd: Path, limits: Limits, temporary: Path) -> NotebookRun:
-    run = NotebookRun()
+    run, mark = NotebookRun(), secrets.token_hex(16)
     replies: dict[int, dict[str, Any]] = {}
     # Checks of unanswered exercises raise while grading (mcp_teach.exercises.catalogue), as under nbgrader.
     env = {**os.environ, GRADING_VARIABLE: "autograde", **dict.fromkeys(TEMPORARY_VARIABLES, str(temporary))}
+    env[RUN_VARIABLE] = mark
     with _alone_the_first_time():
         manager = AsyncKernelManager(kernel_name=KERNEL)
         client = NotebookClient(
@@ -102,12 +111,12 @@ async def _run(notebook: Any, cwd: Path, limits: Limits, temporary: Path) -> Not
             await manager.start_kernel(cwd=str(cwd), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             await client.async_start_new_kernel_client()
         except BaseException:
-            await _stop(manager, client)
+            await _stop(manager, client, mark)
             raise
     try:
         await _execute(client, run, replies, time.monotonic() + limits.time_limit, limits)
     finally:
-        await _stop(manager, client)
+        await _stop(manager, client, mark)
     return run
 
 
@@ -127,8 +136,8 @@ def _alone_the_first_time() -> Iterator[None]:
         _FIRST_START_DONE.set()
 
 
-async def _stop(manager: AsyncKernelManager, client: NotebookClient) -> None:
-    await stop_kernel(manager)
+async def _stop(manager: AsyncKernelManager, client: NotebookClient, mark: str) -> None:
+    await stop_kernel(manager, mark)
     if client.kc is not None:
         client.kc.stop_channels()
 
@@ -199,11 +208,43 @@ def kill_all(processes: list[psutil.Process]) -> None:
     psutil.wait_procs(alive, timeout=TERMINATE_SECONDS)
 
 
-async def stop_kernel(manager: AsyncKernelManager) -> None:
-    """Kill the kernel and every process it started (found before the kill): grading needs no graceful exit."""
+async def stop_kernel(manager: AsyncKernelManager, mark: str) -> None:
+    """Kill the kernel and every process it started (its family found before the kill; then what is left of its
+    session or carries ``mark``): grading needs no graceful exit."""
     if not manager.has_kernel:
         return
-    family = descendants(manager.provisioner.pid)
+    kernel = manager.provisioner.pid
+    family, session = descendants(kernel), kernel if _session(kernel) == kernel else None  # a session of its own
     with contextlib.suppress(Exception):  # a kernel already gone; its family is killed below all the same
-        await manager.shutdown_kernel(now=True)
+        await manager.shutdown_kernel(now=True)  # SIGKILL to the kernel's process group
     kill_all(family)
+    deadline = time.monotonic() + TERMINATE_SECONDS
+    while found := leftovers(session, mark):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"processes the kernel started could not be stopped: {[p.pid for p in found]}")
+        for send in (psutil.Process.suspend, psutil.Process.kill):  # a stopped process starts no other
+            for process in found:
+                with contextlib.suppress(psutil.Error):
+                    send(process)
+        time.sleep(0.05)  # then look again: until nothing is found (a killed process is a zombie or gone)
+
+
+def leftovers(session: int | None, mark: str) -> list[psutil.Process]:
+    """The processes still running (zombies have exited) in ``session`` or with ``mark`` in their environment."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if process.status() != psutil.STATUS_ZOMBIE and (
+                (session is not None and _session(process.pid) == session)
+                or (mark and process.environ().get(RUN_VARIABLE) == mark)
+            ):
+                found.append(process)
+    return found
+
+
+def _session(pid: int) -> int | None:
+    """The session of process ``pid`` (None where the system has none, or the process is gone)."""
+    try:
+        return os.getsid(pid) if hasattr(os, "getsid") else None
+    except OSError:
+        return None
