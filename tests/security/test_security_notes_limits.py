@@ -18,11 +18,13 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import httpx2
 import pytest
+from fastmcp.client.transports import StdioTransport
 from support import HANG_TIMEOUT
 
 from mcp_teach.cli import main
@@ -82,6 +84,25 @@ def test_a_new_notes_folder_is_private_and_an_existing_one_is_made_private(run, 
     lab = NotesLab(folder=tmp_path / "old", calls_per_minute=100)
     assert call(run, lab, "alice", "list_notes").text.startswith("No notes that alice may read yet.")
     assert stat.S_IMODE(lab.folder.stat().st_mode) == 0o700
+
+
+async def _save_over_stdio(folder: Path, cwd: Path, title: str) -> tuple[bool, str]:
+    """``save_note`` as the local user of ``mcp-teach serve --server notes`` over stdio (a real subprocess)."""
+    command = ["-m", "mcp_teach.serve", "--server", "notes", "--transport", "stdio"]
+    environment = {"MCP_TEACH_NOTES_DIR": str(folder), "MCP_TEACH_WRITE_HOURS": "00:00-24:00"}
+    transport = StdioTransport(sys.executable, command, env=environment, cwd=str(cwd), log_file=cwd / "server.log")
+    async with teaching_client(transport) as client:
+        result = await client.call_tool_mcp("save_note", {"title": title, "content": "x"})
+    return result.is_error, result.content[0].text
+
+
+def test_over_stdio_the_folder_is_made_private_and_the_local_user_has_a_quota_too(run, tmp_path, usual_umask):
+    folder = tmp_path / "notes"
+    folder.mkdir(mode=0o755)
+    plant(folder, "local", NOTES_PER_USER, 10)
+    is_error, text = run(_save_over_stdio, folder, tmp_path, "one more")
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert is_error and text.startswith("The note 'one more' was not saved: local already keeps 100 notes")
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run as another user")
