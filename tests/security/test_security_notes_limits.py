@@ -39,6 +39,8 @@ from mcp_teach.wire.modern_post import modern_post
 
 NOTES_PER_USER, BYTES_PER_USER = 100, 1_000_000
 SECRET = "class-secret-Hq2Vw7Lp4Zx9"  # made up for these tests
+#: A Python every user may run (the test's own may lie in a folder only its user may enter).
+SYSTEM_PYTHON = "/usr/bin/python3"
 #: Another local user: opens the folder and holds its lock until told to stop (run as ``nobody``).
 OTHER_USER = """
 import fcntl, os, sys
@@ -105,7 +107,10 @@ def test_over_stdio_the_folder_is_made_private_and_the_local_user_has_a_quota_to
     assert is_error and text.startswith("The note 'one more' was not saved: local already keeps 100 notes")
 
 
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run as another user")
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or not Path(SYSTEM_PYTHON).exists(),
+    reason="needs root to run as another user, and a Python that user may run",
+)
 def test_another_local_user_cannot_take_the_folders_lock_and_stall_the_saves(run, monkeypatch, usual_umask):
     monkeypatch.setattr(notes_store, "LOCK_SECONDS", 1.0)  # a stalled save gives up after 1 s instead of 10
     parent = Path(tempfile.mkdtemp())
@@ -114,7 +119,7 @@ def test_another_local_user_cannot_take_the_folders_lock_and_stall_the_saves(run
         lab = NotesLab(folder=parent / "notes", calls_per_minute=100)
         assert call(run, lab, "alice", "list_notes").text.startswith("No notes")  # the server made the folder
         other = subprocess.Popen(
-            ["/usr/bin/python3", "-c", OTHER_USER, str(lab.folder)],
+            [SYSTEM_PYTHON, "-c", OTHER_USER, str(lab.folder)],
             user="nobody",
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
