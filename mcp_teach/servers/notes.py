@@ -13,13 +13,18 @@ own notes; ``readonly`` ``list_notes`` and ``read_note`` on every note.
   (:mod:`.student_tokens`, printed by ``mcp-teach class-tokens``): the student's name is the user (role
   ``student``), and the secret itself is the user ``instructor`` (role ``admin``). One shared token would make the
   whole class one user, able to read and delete each other's notes. ``mcp-teach serve --token`` sets the
-  variable for the server it builds.
+  variable for the server it builds. Names that already mean someone else on a notes folder (``local``, the demo
+  users, the roles, ``instructor``: :data:`~.student_tokens.RESERVED_NAMES`) are no student's.
 - without it, the demo table :data:`DEMO_USERS`: ``alice`` and ``bob`` (students), ``carol`` (admin), ``dave``
   (readonly), with tokens that are public on purpose (``demo-alice-token-not-a-secret``...): for a loopback
   server in a lesson only.
 - over stdio there is no request to authenticate: the calls are the local user's (``local``, admin), as the
   specification has it for stdio ("retrieve credentials from the environment", 2026-07-28,
   basic/authorization/index).
+
+Each user keeps at most :data:`~.notes_store.MAX_NOTES_PER_USER` notes and :data:`~.notes_store.MAX_BYTES_PER_USER`
+bytes of them, and the folder is private to the user who runs the server (:mod:`.notes_store` says why, and what
+a shared machine cannot promise).
 
 In-process (tests, the lesson) pass ``users=`` (token -> :class:`~mcp_teach.servers.gates.User`) or ``auth=``
 (any fastmcp auth provider, e.g. ``InMemoryOAuthProvider``: its tokens' scopes name the role), ``clock=``
@@ -42,7 +47,7 @@ from fastmcp.tools.base import ToolResult
 from mcp_teach.config import load_settings
 from mcp_teach.servers import gates
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
-from mcp_teach.servers.notes_store import ID_RULE, MayChange, NoteError, NoteNotFound, NoteOwned, NoteStore
+from mcp_teach.servers.notes_store import ID_RULE, NoteError, NoteNotFound, NoteOwned, NoteStore, OwnerRule
 from mcp_teach.servers.rate_limits import FILE_NAME as RATE_LIMITS_FILE
 from mcp_teach.servers.rate_limits import SharedSlidingWindow
 from mcp_teach.servers.student_tokens import StudentTokens
@@ -127,14 +132,14 @@ def build_notes_server(
             raise ToolError("This request names no user.")
         return user
 
-    def may_change(user: gates.User) -> MayChange:
+    def may_change(user: gates.User) -> OwnerRule:
         """Gate 4's rule for the store, which applies it under its lock: a damaged note (owner None) only for the
         roles that may change every note."""
         return lambda owner: user.role in policy.change_all_roles if owner is None else policy.may_change(user, owner)
 
     def refusals_answered(tool: Callable[..., str]) -> Callable[..., str | ToolResult]:
-        """``tool`` with the store's refusals as its result: gate 4's, decided again under the store's lock where it
-        cannot race, in the policy's style; a bad title or id, or no such note, as :func:`_refused`."""
+        """``tool`` with the store's refusals as its result: gate 4's, decided again on the note used where it cannot
+        race, in the policy's style; a bad title or id, a full quota, or no such note, as :func:`_refused`."""
 
         @functools.wraps(tool)
         def answer(*args: Any, **kwargs: Any) -> str | ToolResult:
@@ -173,7 +178,7 @@ def build_notes_server(
 
     def read_note(note_id: str) -> str:
         """Read one note by its id (list_notes shows the ids)."""
-        note = store.read(note_id)
+        note = store.read(note_id, may_read=functools.partial(policy.may_read, caller()))  # decided on the note read
         return f"Note {note.note_id!r}: {note.title} (owner {note.owner})\n\n{note.content}"
 
     def delete_note(note_id: str) -> str:

@@ -16,13 +16,27 @@ every reader wait for a writer that never comes. A file that is not UTF-8 JSON w
 is :class:`NoteDamaged`: reported and skipped by :meth:`NoteStore.scan`, never saved over (only deleted), and
 the message names the id, not the parser's complaint.
 
-**Ownership is decided once, atomically, in the store.** The owner is the user who first saved the note and never
-changes. The gates (:mod:`.gates`) check ownership before a tool runs, but two saves of a new title both pass that
-check while the note does not exist yet; so :meth:`NoteStore.save` and :meth:`NoteStore.delete` check again with
-the caller's permission (``may_change``), under the store's lock, held from reading the owner to the rename or
-unlink. The lock is ``flock`` on the folder itself (POSIX), so it holds across the worker processes of one
-server and needs no file of its own; where ``fcntl`` is missing (Windows) it is a lock in this process only,
-and several processes on one folder are not kept apart there.
+**Ownership is checked at use, in the store.** The owner is the user who first saved the note and never changes.
+The gates (:mod:`.gates`) check ownership before a tool runs, but the note may not exist yet then and be created
+by someone else before the tool runs (two saves of a new title, a read racing its owner's save). So the store
+applies one rule (:func:`_allow`) to the note it actually uses: :meth:`NoteStore.read` to the note it read and
+returns (``may_read``; the owner and the text come from one read of one file, so nothing can come in between),
+:meth:`NoteStore.save` and :meth:`NoteStore.delete` to the note they replace or remove (``may_change``), under the
+store's lock, held from reading the owner to the rename or unlink. The lock is ``flock`` on the folder itself
+(POSIX), so it holds across the worker processes of one server and needs no file of its own; where ``fcntl`` is
+missing (Windows) it is a lock in this process only, and several processes on one folder are not kept apart there.
+
+**Each user keeps at most** :data:`MAX_NOTES_PER_USER` **notes and** :data:`MAX_BYTES_PER_USER` **bytes of
+them**, counted under the lock when a save would add to them; a refusal names the limit and how to make room.
+Listing stays cheap however many notes there are: a note's file is read again only when its ``lstat`` (inode,
+size, times) has changed since this store last read it.
+
+**What a shared machine can and cannot promise.** The folder is made private (``0700``) when a store opens it, and
+notes are written ``0600``: another user of the machine can neither read the notes nor open the folder, so they
+cannot take its lock and make every save wait. Root, and every process of the user who runs the server, can
+read and change everything in it; a folder that another user owns stays theirs (it is not made private, and they
+may read or replace any note); on Windows the folder has the permissions of where it is (by default
+``%LOCALAPPDATA%``, private to its user). Notes are not encrypted: anything that can read the disk can read them.
 
 Writes are atomic: the note goes to a temporary file in the same folder, is flushed to disk (``fsync``) and then
 renamed over the old one (``os.replace``, atomic on POSIX and Windows), so a crash mid-write leaves the old note
@@ -63,6 +77,8 @@ MAX_CONTENT_LENGTH = 20_000
 SUFFIX = ".json"
 #: What a write in progress is called; any such file seen while holding the lock is left from a killed write.
 TEMPORARY_PREFIX, TEMPORARY_SUFFIX = ".tmp-", ".part"
+#: The most notes one user may keep, and the most bytes their notes' files may take together.
+MAX_NOTES_PER_USER, MAX_BYTES_PER_USER = 100, 1_000_000
 #: How long a save or delete waits for another one's lock before it gives up (a write takes milliseconds).
 LOCK_SECONDS = 10.0
 #: Letters, digits, space, ``-``, ``_``, ``.``; first a letter or digit; last not a space or ``.`` (Windows drops them).
@@ -80,8 +96,8 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLO
 #: One lock per process, around the folder's: threads of one process take turns here, processes at ``flock``.
 _PROCESS_LOCK = threading.Lock()
 
-#: Whether the caller may change a note owned by this user; None for a damaged note, whose owner is unknown.
-MayChange = Callable[[str | None], bool]
+#: Whether the caller may read or change a note owned by this user; None for a damaged note, whose owner is unknown.
+OwnerRule = Callable[[str | None], bool]
 
 
 class NoteError(ValueError):
@@ -123,11 +139,20 @@ class Note(BaseModel, frozen=True, strict=True):
     content: str
 
 
+class Entry(NamedTuple):
+    """A note as a listing shows it, without its content, and the bytes its file takes (what the quota counts)."""
+
+    note_id: str
+    title: str
+    owner: str
+    size: int
+
+
 class Listing(NamedTuple):
     """What :meth:`NoteStore.scan` found: the readable notes, and the ids of note files it skipped (damaged,
     links, FIFOs), so that a refusal to read them is not silent."""
 
-    notes: list[Note]
+    notes: list[Entry]
     skipped: list[str]
 
 
@@ -138,13 +163,9 @@ def default_notes_dir() -> Path:
     ``~/.local/share/mcp-teach/notes``. Not created here: :class:`NoteStore` creates it on first use.
     """
     configured = load_settings().notes_dir
-    if configured is not None:
-        return configured
-    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
-        base = Path(os.environ["LOCALAPPDATA"])
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "mcp-teach" / "notes"
+    windows = sys.platform == "win32" and os.environ.get("LOCALAPPDATA")
+    base = Path(windows or os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return configured if configured is not None else base / "mcp-teach" / "notes"
 
 
 def _shown(value: object) -> str:
@@ -206,15 +227,12 @@ def _folder_lock(root: Path) -> Iterator[None]:
     if not _PROCESS_LOCK.acquire(timeout=LOCK_SECONDS):
         raise _busy()
     try:
-        if fcntl is None:
+        with contextlib.ExitStack() as held:
+            if fcntl is not None:
+                descriptor = os.open(root, os.O_RDONLY)
+                held.callback(os.close, descriptor)  # closing the descriptor releases the flock
+                _flock_by(descriptor, deadline)
             yield
-            return
-        descriptor = os.open(root, os.O_RDONLY)
-        try:
-            _flock_by(descriptor, deadline)
-            yield  # closing the descriptor releases the flock
-        finally:
-            os.close(descriptor)
     finally:
         _PROCESS_LOCK.release()
 
@@ -267,12 +285,9 @@ def _read_plain_file(path: Path) -> bytes:
                 f"The note {_shown(note_id)} cannot be opened as a regular file ({error.strerror})."
             ) from None
         raise
-    try:
+    with open(descriptor, "rb") as file:
         _check_plain_file(note_id, os.fstat(descriptor))
-        with open(descriptor, "rb", closefd=False) as file:
-            return file.read()
-    finally:
-        os.close(descriptor)
+        return file.read()
 
 
 def _damaged(note_id: str) -> NoteDamaged:
@@ -292,19 +307,35 @@ def _parse(note_id: str, data: bytes) -> Note:
         raise _damaged(note_id) from None
 
 
+def _allow(allowed: OwnerRule, note: Note, outcome: str, verb: str, hint: str) -> None:
+    """The one ownership rule, applied to the note being used: :class:`NoteOwned` unless ``allowed(its owner)``."""
+    if not allowed(note.owner):
+        every = "read" if verb == "read" else "change"
+        raise NoteOwned(
+            f"The note {_shown(note.note_id)} belongs to {note.owner}, so {outcome}: only its owner, or a role that "
+            f"may {every} every note, may {verb} it. {hint}"
+        )
+
+
 class NoteStore:
     """The notes in one folder (created on first use): save, read, list and delete, each inside the folder only."""
 
     def __init__(self, folder: str | os.PathLike[str] | None = None) -> None:
         self.folder = Path(folder) if folder is not None else default_notes_dir()
         self._opened = False
+        #: Each note file's version (inode, size, modified and changed times) when it was last read, and what it
+        #: held (None: no note); see :meth:`_survey`.
+        self._seen: dict[str, tuple[tuple[int, ...], Entry | None]] = {}
 
     def _root(self) -> Path:
-        """The folder, created if missing, as an absolute path with links resolved; cleaned of leftovers once."""
+        """The folder, created if missing, as an absolute path with links resolved; made private and cleaned of
+        leftovers once."""
         with _reported("The notes folder could not be opened"):
-            self.folder.mkdir(parents=True, exist_ok=True)
+            self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             root = self.folder.resolve()
             if not self._opened:
+                with contextlib.suppress(PermissionError):  # private, unless another user owns it: it is theirs
+                    root.chmod(stat.S_IMODE(root.stat().st_mode) & 0o700)
                 with _folder_lock(root):
                     _remove_leftovers(root)
                 self._opened = True
@@ -323,9 +354,12 @@ class NoteStore:
             raise NoteNameError(f"The note id {_shown(note_id)} would leave the notes folder: a note id is {ID_RULE}.")
         return path
 
-    def read(self, note_id: object) -> Note:
-        """The note ``note_id``; :class:`NoteNotFound` if there is none, :class:`NoteDamaged` if it is no note."""
-        return self._load(self.path_for(note_id))
+    def read(self, note_id: object, may_read: OwnerRule = lambda owner: True) -> Note:
+        """The note ``note_id`` if ``may_read(its owner)`` (else :class:`NoteOwned`), decided on the very note read
+        and returned; :class:`NoteNotFound` if there is none, :class:`NoteDamaged` if it is no note."""
+        note = self._load(self.path_for(note_id))
+        _allow(may_read, note, "it was not read", "read", "Call list_notes to see the notes you may read.")
+        return note
 
     @staticmethod
     def _load(path: Path) -> Note:
@@ -345,24 +379,63 @@ class NoteStore:
         Files that no note id names (temporary and other hidden files, other suffixes) are neither listed nor
         counted: they are not notes, and some belong to other parts of the server (the rate-limit counts).
         """
-        with _reported("The notes folder could not be listed"):
-            names = sorted(entry.name for entry in os.scandir(self._root()))
-        listing = Listing(notes=[], skipped=[])
-        for note_id in [note_id for note_id in map(_note_id_of, names) if note_id is not None]:
-            try:
-                listing.notes.append(self.read(note_id))
-            except NoteNotFound:  # deleted since the folder was listed
-                continue
-            except NoteError:
-                listing.skipped.append(note_id)
-        return listing
+        found = sorted(self._survey(self._root()).items())
+        return Listing([entry for _, entry in found if entry], [note_id for note_id, entry in found if not entry])
 
-    def save(self, title: str, content: str, owner: str, may_change: MayChange | None = None) -> Note:
+    def _survey(self, root: Path) -> dict[str, Entry | None]:
+        """Each note file in ``root`` by id: its entry, or None if it is no note (damaged, a link, a FIFO).
+
+        A file is read only if its version changed since this store last read it, so looking at a folder whose
+        notes have not changed costs one ``lstat`` a note, however long they are.
+        """
+        seen: dict[str, tuple[tuple[int, ...], Entry | None]] = {}
+        with _reported("The notes folder could not be listed"), os.scandir(root) as items:
+            for item in items:
+                note_id = _note_id_of(item.name)
+                with contextlib.suppress(FileNotFoundError, NoteNotFound):  # deleted since the folder was listed
+                    if note_id is not None:
+                        seen[note_id] = self._seen_now(item, note_id)
+        self._seen = seen
+        return {note_id: entry for note_id, (_, entry) in seen.items()}
+
+    def _seen_now(self, item: os.DirEntry[str], note_id: str) -> tuple[tuple[int, ...], Entry | None]:
+        """The version of the file ``item`` and what it holds: read again only if the version is new."""
+        info = item.stat(follow_symlinks=False)
+        version = (info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+        known = self._seen.get(note_id)
+        if known is not None and known[0] == version:
+            return known
+        try:
+            note = self._load(Path(item.path))
+        except NoteError:
+            return version, None
+        return version, Entry(note.note_id, note.title, note.owner, info.st_size)
+
+    def _check_quota(self, root: Path, note: Note, size: int) -> None:
+        """Refuse ``note`` (``size`` bytes) if its owner's notes would pass :data:`MAX_NOTES_PER_USER` or
+        :data:`MAX_BYTES_PER_USER`; only call it holding the lock, so two saves cannot both take the last place."""
+        theirs = {e.note_id: e.size for e in self._survey(root).values() if e is not None and e.owner == note.owner}
+        refused = f"The note {_shown(note.note_id)} was not saved:"
+        if note.note_id not in theirs and len(theirs) >= MAX_NOTES_PER_USER:
+            raise NoteError(
+                f"{refused} {note.owner} already keeps {MAX_NOTES_PER_USER} notes, the most one user may keep. Delete "
+                "a note you no longer need (delete_note; list_notes shows yours), or save over one of them."
+            )
+        total = sum(theirs.values()) - theirs.get(note.note_id, 0) + size
+        if total > MAX_BYTES_PER_USER:
+            raise NoteError(
+                f"{refused} {note.owner}'s notes would take {total:,} bytes, more than the {MAX_BYTES_PER_USER:,} one "
+                "user may keep. Delete notes you no longer need (delete_note; list_notes shows yours), or save a "
+                "shorter note."
+            )
+
+    def save(self, title: str, content: str, owner: str, may_change: OwnerRule | None = None) -> Note:
         """Write the note ``title`` atomically, as ``owner``; returns the note as stored, with its real owner.
 
         A new note is ``owner``'s; an existing one keeps its owner, and may be changed only if ``may_change(its
-        owner)`` (default: only by ``owner``), else :class:`NoteOwned`. Checked and written under the lock, so no
-        other save or delete, in this process or another, comes in between.
+        owner)`` (default: only by ``owner``), else :class:`NoteOwned`; and the owner's notes must stay within their
+        quota (:meth:`_check_quota`). Checked and written under the lock, so no other save or delete, in this
+        process or another, comes in between.
         """
         path = self.path_for(title)
         if not isinstance(content, str) or len(content) > MAX_CONTENT_LENGTH:
@@ -370,20 +443,20 @@ class NoteStore:
         allowed = may_change or (lambda current: current == owner)
         with _reported(f"The note {_shown(path.stem)} was not saved"), _folder_lock(path.parent):
             try:
-                current: str | None = self._load(path).owner  # a damaged note is refused here
+                current: Note | None = self._load(path)  # a damaged note is refused here
             except NoteNotFound:
                 current = None
-            if current is not None and not allowed(current):
-                raise NoteOwned(
-                    f"The note {_shown(path.stem)} belongs to {current}, so {owner}'s text was not saved: only its "
-                    "owner, or a role that may change every note, may change it. Choose another title for your "
-                    "note (list_notes shows the notes you may change)."
-                )
-            note = Note(note_id=path.stem, title=title, owner=owner if current is None else current, content=content)
-            write_atomically(path, note.model_dump_json(indent=2).encode("utf-8"))
+            if current is not None:
+                hint = "Choose another title for your note (list_notes shows the notes you may change)."
+                _allow(allowed, current, f"{owner}'s text was not saved", "change", hint)
+            note = Note(note_id=path.stem, title=title, owner=current.owner if current else owner, content=content)
+            data = note.model_dump_json(indent=2).encode("utf-8")
+            self._check_quota(path.parent, note, len(data))
+            write_atomically(path, data)
+            self._seen.pop(note.note_id, None)  # a new file may get the old one's inode and times: read it again
         return note
 
-    def delete(self, note_id: object, *, may_change: MayChange) -> Note | None:
+    def delete(self, note_id: object, *, may_change: OwnerRule) -> Note | None:
         """Remove ``note_id`` if ``may_change(its owner)``; returns what it held (None: it was damaged).
 
         A damaged note has no owner to read: ``may_change(None)`` decides (give True only to those who may change
@@ -396,16 +469,13 @@ class NoteStore:
                 note: Note | None = self._load(path)
             except NoteDamaged:
                 note = None
-            owner = None if note is None else note.owner
-            if not may_change(owner):
-                if note is None:
-                    raise _damaged(path.stem)
-                raise NoteOwned(
-                    f"The note {_shown(path.stem)} belongs to {note.owner}, so it was not deleted: only its owner, "
-                    "or a role that may change every note, may delete it. Call list_notes to see the notes you "
-                    "may change."
-                )
+            if note is None and not may_change(None):
+                raise _damaged(path.stem)
+            if note is not None:
+                hint = "Call list_notes to see the notes you may change."
+                _allow(may_change, note, "it was not deleted", "delete", hint)
             path.unlink()
+            self._seen.pop(path.stem, None)
         return note
 
 

@@ -8,8 +8,12 @@ without sharing anything but the secret. A student cannot make a token for anoth
 (HMAC is a pseudo-random function, RFC 2104), and the name travels in the clear so a log can say who called.
 
 The class secret itself stays the instructor's (role ``admin``): students are given their own tokens, never
-the secret. Revoking one student means a new secret and new tokens for all; a roster with per-student random
-tokens would allow revoking one, at the price of a file every worker must read.
+the secret. A name that already means someone else where the notes lie (:data:`RESERVED_NAMES`: ``local``, the
+user of a stdio server; the demo users ``alice``...; the roles; ``instructor``) is refused when a token is made
+and when one is checked: a note's owner is a name, so a student ``local`` would own the local user's notes.
+
+Revoking one student means a new secret and new tokens for all; a roster with per-student random tokens would
+allow revoking one, at the price of a file every worker must read.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ STUDENT_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 NAME_RULE = "1 to 32 characters: lower-case letters a-z, digits, '-' and '_', starting with a letter or digit"
 #: The name the class secret itself stands for.
 INSTRUCTOR = "instructor"
+#: Names that already mean someone else where a class server's notes may lie: the owner of a note is a name, so a
+#: student by one of them would own that person's notes (the local user's of a stdio server, the demo users').
+RESERVED_NAMES = frozenset({INSTRUCTOR, "local", "alice", "bob", "carol", "dave", "admin", "student", "readonly"})
 #: What the HMAC is computed over besides the name, so a token made for another purpose never matches.
 _PURPOSE = b"mcp-teach student token v1\x00"
 #: Characters of the URL-safe base64 HMAC kept in a token (32 of them: 192 bits).
@@ -39,8 +46,11 @@ def check_student_name(name: str) -> str:
     """``name`` if it can be a student's, else ``ValueError`` saying what is allowed."""
     if not STUDENT_NAME.fullmatch(name):
         raise ValueError(f"the student name {name!r} is not allowed: a student name is {NAME_RULE}")
-    if name == INSTRUCTOR:
-        raise ValueError(f"{INSTRUCTOR!r} is the class secret's own name: choose another student name")
+    if name in RESERVED_NAMES:
+        raise ValueError(
+            f"the student name {name!r} already means someone else on the notes server (the class secret's own name, "
+            "the local user of a stdio server, the demo users and the roles): choose another student name"
+        )
     return name
 
 
@@ -74,7 +84,7 @@ class StudentTokens(TokenVerifier):
         if hmac.compare_digest(_digest(token), self._secret_digest):
             return INSTRUCTOR, "admin"
         name, dot, mac = token.partition(".")
-        if not dot or not STUDENT_NAME.fullmatch(name) or name == INSTRUCTOR:
+        if not dot or not STUDENT_NAME.fullmatch(name) or name in RESERVED_NAMES:
             return None
         if hmac.compare_digest(mac.encode("ascii", "replace"), _mac(self._secret, name).encode("ascii")):
             return name, "student"
