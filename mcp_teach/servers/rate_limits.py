@@ -58,7 +58,7 @@ class SharedSlidingWindow:
 
     def _open(self) -> sqlite3.Connection:
         if self._connection is None:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private from the start, as the notes
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # private at once, as the notes store
             make_private(self.path)
             try:
                 self._connection = _connect(self.path)
