@@ -20,7 +20,7 @@ import mcp_types
 import psutil
 from fastmcp import Client
 from mcp.shared.exceptions import MCPError
-from support import HANG_TIMEOUT
+from support import HANG_TIMEOUT, initialize
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers.capstone import (
@@ -39,12 +39,6 @@ CAPSTONE = [
     *("serve", "--server", "capstone", "--transport", "streamable-http", "--port", "0"),
 ]
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 #: What the attack's growth stays under now (the allocator keeps some of the 60 MB of bodies it parsed); was 126 MB.
 TOLERATED_GROWTH = 50_000_000
 
@@ -67,7 +61,7 @@ class Session:
         self.http, self.url, self.headers, self.next_id = http, url, {**ACCEPT, **auth}, 2
 
     async def open(self) -> Session:
-        opened = await self.http.post(self.url, json=INITIALIZE, headers=self.headers)
+        opened = await self.http.post(self.url, json=initialize("2025-11-25"), headers=self.headers)
         self.headers |= {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
         await self.http.post(
             self.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=self.headers
