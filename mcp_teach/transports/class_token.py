@@ -10,9 +10,12 @@ says how to send the token (mcp's streamable-HTTP client raises it as the
 ``MCPError``); it never echoes what was sent. Tokens are compared in constant time.
 
 A request that passes names its person in ``scope["user"]``, as an authenticated
-starlette user: the mcp SDK then binds each 2025-11-25 session to the student
-who opened it (another student's ``Mcp-Session-Id`` answers 404), and the
-tools read who is calling with fastmcp's ``get_access_token()``.
+starlette user, and in the SDK's auth context (what its ``AuthContextMiddleware``
+sets): the mcp SDK then binds each 2025-11-25 session to the student who opened
+it (another student's ``Mcp-Session-Id`` answers 404) and each sealed
+``requestState`` to the student it was given to (another student's echo of it
+answers -32602), and the tools read who is calling with fastmcp's
+``get_access_token()``.
 
 Not fastmcp's ``auth=`` (``StaticTokenVerifier`` and friends): its 401 for a
 missing token has an empty body, and the one for a wrong token tells an OAuth
@@ -21,6 +24,7 @@ client to re-register, which is no lesson for a student with a class token.
 
 from __future__ import annotations
 
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
@@ -51,7 +55,7 @@ class ClassTokenMiddleware:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, and says whose it is."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
+        self.app = AuthContextMiddleware(app)  # the SDK binds requestState to the person it reads there
         self._tokens = StudentTokens(token)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -167,11 +167,11 @@ def guarded_http_app(
     ``stateless`` (streamable HTTP only) keeps no session between requests (see :mod:`.class_mode`).
     """
     token_check = [Middleware(ClassTokenMiddleware, token=token)] if token else []
-    # Sessions only in the handshake era of streamable HTTP with state; each person has their own credential.
-    keeps_sessions = transport == "streamable-http" and not stateless
-    # The instructor (the class secret itself) is not counted: a load test may open a session per client.
-    exempt = frozenset({INSTRUCTOR} if token else ())
-    session_quota = [Middleware(SessionQuota, exempt=exempt)] if keeps_sessions and (token or server.auth) else []
+    # Sessions: SSE's event streams, and the handshake era of streamable HTTP with state; each person has their
+    # own credential. The instructor (the class secret itself) is not counted: a load test may open one per client.
+    keeps_sessions = transport == "sse" or not stateless
+    quota = {"exempt": frozenset({INSTRUCTOR} if token else ()), "stream_path": path if transport == "sse" else None}
+    session_quota = [Middleware(SessionQuota, **quota)] if keeps_sessions and (token or server.auth) else []
     json_guard = json_rpc_guard(transport, path, stateless, authenticated_only=server.auth is not None)
     middleware = [Middleware(AsyncLibraryKnown), *token_check, *session_quota, json_guard]
     guards = {"host_origin_protection": "auto", "allowed_hosts": allowed_hosts(host), "middleware": middleware}

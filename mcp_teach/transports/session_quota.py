@@ -12,7 +12,8 @@ tool invocations", 2026-07-28, server/tools, Security Considerations; sessions a
 basic/transports, Session Management). 2026-07-28 requests open no session and pass untouched.
 
 A session counts from the response that gave it an ``Mcp-Session-Id`` until a ``DELETE`` ends it, a request for
-it answers 404 (expired), or it has had no request for the SDK's idle timeout.
+it answers 404 (expired), or it has had no request for the SDK's idle timeout. Over the deprecated SSE transport
+(``stream_path``) a session is its event stream: it counts from its ``GET`` until the stream closes.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ class SessionQuota:
     limit: int = SESSIONS_PER_PERSON
     exempt: frozenset[str] = frozenset()
     idle_seconds: float = DEFAULT_SESSION_IDLE_TIMEOUT
-    #: person -> session id -> when a request for it last came (monotonic seconds)
-    _open: dict[tuple[object, ...], dict[bytes, float]] = field(default_factory=dict)
+    #: SSE: the path whose ``GET`` opens a session, which lasts as long as that request.
+    stream_path: str | None = None
+    #: person -> session id -> when a request for it last came (monotonic seconds); over SSE, -> when it opened
+    _open: dict[tuple[object, ...], dict[object, float]] = field(default_factory=dict)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         person = _person(scope) if scope["type"] == "http" else None
@@ -65,6 +68,9 @@ class SessionQuota:
             await self.app(scope, receive, send)
             return
         sessions = self._open.setdefault(person, {})
+        if self.stream_path is not None:
+            await self._stream(sessions, scope, receive, send)
+            return
         session = _header(scope, _SESSION_HEADER)
         if session is None and self._would_open(scope) and len(self._prune(sessions)) >= self.limit:
             await self._refuse(scope, receive, send)
@@ -73,12 +79,26 @@ class SessionQuota:
             sessions[session] = time.monotonic()
         await self.app(scope, receive, self._noting(sessions, session, scope["method"], send))
 
+    async def _stream(self, sessions: dict[object, float], scope: Scope, receive: Receive, send: Send) -> None:
+        """SSE: an event stream is a session while it is open."""
+        if scope["method"] != "GET" or scope["path"].rstrip("/") != self.stream_path.rstrip("/"):
+            await self.app(scope, receive, send)
+        elif len(sessions) >= self.limit:
+            await self._refuse(scope, receive, send)
+        else:
+            stream = object()
+            sessions[stream] = time.monotonic()
+            try:
+                await self.app(scope, receive, send)
+            finally:
+                sessions.pop(stream)
+
     @staticmethod
     def _would_open(scope: Scope) -> bool:
         version = _header(scope, _VERSION_HEADER)
         return scope["method"] == "POST" and (version is None or version in _HANDSHAKE_VERSIONS)
 
-    def _prune(self, sessions: dict[bytes, float]) -> dict[bytes, float]:
+    def _prune(self, sessions: dict[object, float]) -> dict[object, float]:
         """Forget the sessions the SDK has ended for idleness by now."""
         cutoff = time.monotonic() - self.idle_seconds
         for session in [session for session, seen in sessions.items() if seen < cutoff]:
@@ -86,7 +106,7 @@ class SessionQuota:
         return sessions
 
     @staticmethod
-    def _noting(sessions: dict[bytes, float], session: bytes | None, method: str, send: Send) -> Send:
+    def _noting(sessions: dict[object, float], session: bytes | None, method: str, send: Send) -> Send:
         """``send``, noting the session a response opens (``session`` None) or ends (404, or a ``DELETE`` done)."""
 
         async def noting(message: Message) -> None:
@@ -103,11 +123,13 @@ class SessionQuota:
         return noting
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        text = (
-            f"You already have {self.limit} open sessions on this server, the most one person may hold. End one "
-            "you no longer use with an HTTP DELETE carrying its Mcp-Session-Id (fastmcp's Client does when its "
-            "'async with' block ends), reuse an open one, or speak 2026-07-28, which needs no session. Idle "
-            f"sessions end by themselves after {self.idle_seconds / 60:.0f} minutes."
+        text = f"You already have {self.limit} open sessions on this server, the most one person may hold. " + (
+            "Close an event stream (GET) you no longer use (fastmcp's Client closes it when its 'async with' block "
+            "ends) or reuse an open one."
+            if self.stream_path is not None
+            else "End one you no longer use with an HTTP DELETE carrying its Mcp-Session-Id (fastmcp's Client does "
+            "when its 'async with' block ends), reuse an open one, or speak 2026-07-28, which needs no session. "
+            f"Idle sessions end by themselves after {self.idle_seconds / 60:.0f} minutes."
         )
         body = {"jsonrpc": "2.0", "id": None, "error": {"code": INTERNAL_ERROR, "message": text}}
         response = JSONResponse(body, status_code=429, headers={"Retry-After": "60"})

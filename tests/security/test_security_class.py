@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -113,6 +114,7 @@ def test_a_student_can_neither_use_nor_end_another_students_session(run, cli_ser
 def test_each_student_has_their_own_rate_limit_across_workers(run, cli_server, tmp_path):
     argv = [*NOTES, "--workers", "2", "--stateless"]
     server = cli_server(argv, MCP_AUTH_TOKEN=SECRET, MCP_TEACH_NOTES_DIR=str(tmp_path), **ANY_TIME)
+    server.matches(re.compile(r"worker process \d+ ready"), count=2)  # a busy machine starts them slowly
     ana, ben = student_token(SECRET, "ana"), student_token(SECRET, "ben")
 
     async def scenario() -> tuple[list[dict], dict]:
