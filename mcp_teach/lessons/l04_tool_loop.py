@@ -81,8 +81,7 @@ def show_phase(trace: Trace, *names: str, **options: Any) -> MessagesView:
 
     ``options`` are those of ``show_trace`` (``fold``, ``max_items``, ``title``).
     """
-    unknown = [name for name in names if name not in PHASES]
-    if unknown:
+    if unknown := [name for name in names if name not in PHASES]:
         raise ValueError(f"unknown phase {unknown[0]!r}; phases are: {', '.join(PHASES)}")
     keep = [phase in names for phase in phases(trace)]
     # show_trace numbers events by their place in the trace and filters by kind: hiding the other
@@ -116,16 +115,12 @@ def diagram(trace: Trace, *, lane_width: int = 10, label_width: int = 60) -> Dia
     lines = [f"{'':{number_width}}  {'phase':{phase_width}}  {header}"]
     for number, (event, phase) in enumerate(zip(trace, phases(trace), strict=True), start=1):
         row = [" "] * width
-        for actor in ACTORS:
-            row[centre[actor]] = "|"
+        for x in centre.values():
+            row[x] = "|"
         start, end = centre[event.sender], centre[event.receiver]
         low, high = sorted((start, end))
-        for x in range(low + 1, high):
-            row[x] = "-"
-        if end > start:
-            row[end - 1] = ">"
-        else:
-            row[end + 1] = "<"
+        row[low + 1 : high] = "-" * (high - low - 1)
+        row[end - 1 if end > start else end + 1] = ">" if end > start else "<"
         label = short(" ".join(event.label.split()), label_width)
         lines.append(f"{'#' + str(number):>{number_width}}  {phase:{phase_width}}  {''.join(row)}  {label}")
     return Diagram("\n".join(line.rstrip() for line in lines))
@@ -149,11 +144,13 @@ class ToolCallExchange:
     tool_message: dict[str, Any] | None = None
 
 
-def _arguments(call: dict[str, Any]) -> Any:
+def _requested(call: dict[str, Any]) -> tuple[Any, Any]:
+    """The tool name and the arguments a ``tool_call`` asks for (``None``: its arguments are not JSON)."""
+    function = call["function"]
     try:
-        return json.loads(call["function"].get("arguments") or "{}")
+        return function.get("name"), json.loads(function.get("arguments") or "{}")
     except ValueError:
-        return None
+        return function.get("name"), None
 
 
 def tool_call_exchanges(trace: Trace) -> list[ToolCallExchange]:
@@ -178,17 +175,11 @@ def tool_call_exchanges(trace: Trace) -> list[ToolCallExchange]:
             exchanges += [ToolCallExchange(rounds, call) for call in _reply(event).get("tool_calls") or []]
         elif event.kind == "jsonrpc" and event.sender == "client" and payload.get("method") == "tools/call":
             params = payload.get("params") or {}
-            for exchange in exchanges:
-                call = exchange.tool_call
-                if (
-                    exchange.request is None
-                    and exchange.tool_message is None
-                    and call["function"].get("name") == params.get("name")
-                    and _arguments(call) == params.get("arguments")
-                ):
-                    exchange.request = payload
-                    by_request_id[payload.get("id")] = exchange
-                    break
+            asked = (params.get("name"), params.get("arguments"))
+            waiting = (e for e in exchanges if e.request is None and e.tool_message is None)
+            if exchange := next((e for e in waiting if _requested(e.tool_call) == asked), None):
+                exchange.request = payload
+                by_request_id[payload.get("id")] = exchange
         elif event.kind == "jsonrpc" and event.sender == "server" and payload.get("id") in by_request_id:
             by_request_id[payload["id"]].response = payload
     return exchanges

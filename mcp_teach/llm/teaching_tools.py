@@ -108,8 +108,7 @@ def accepts(schema: Any, json_type: str) -> bool:
     branches = schema.get("anyOf") or schema.get("oneOf")
     if "type" not in schema and isinstance(branches, list):
         return any(accepts(branch, json_type) for branch in branches)
-    declared = schema.get("type")
-    if declared is None:
+    if (declared := schema.get("type")) is None:
         return True
     types = set(declared) if isinstance(declared, list) else {declared}
     return bool(types & ({"number", "integer"} if json_type == "number" else {"string"}))
