@@ -223,8 +223,7 @@ def _draw_step(axes: Any, step: Step, y: float, xs: dict[str, float]) -> None:
     line = {"linestyle": LINESTYLES[step.style], "linewidth": 1.6, "color": step.colour, "zorder": 3}
     ends = (xs[step.sender], y), (xs[step.receiver], y)
     arrow = FancyArrowPatch(*ends, arrowstyle=head, mutation_scale=13, shrinkA=0, shrinkB=1.5, **line)
-    arrow.set_gid(f"message-{step.number}")
-    axes.add_patch(arrow)
+    axes.add_patch(arrow).set_gid(f"message-{step.number}")
     left, right = _label_span(step, xs)
     label = fit(step.label, right - left - 2 * LABEL_PAD)
     font = {"fontsize": FONT_SIZE, "fontweight": "bold" if step.is_error else "normal", "parse_math": False}
@@ -277,12 +276,10 @@ def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 
     height = round(first_row + body + (0.55 if bottom_boxes else 0.05) + 0.4, 2)
 
     figure = SequenceDiagram(figsize=(width, height), dpi=100, facecolor="white")
-    axes = figure.add_axes((0, 0, 1, 1))
-    axes.set(xlim=(0, width), ylim=(height, 0))
+    axes = figure.add_axes((0, 0, 1, 1), xlim=(0, width), ylim=(height, 0))
     axes.set_axis_off()
 
-    gap = (width - 2 * MARGIN) / (len(actors) - 1)
-    xs = {actor: MARGIN + index * gap for index, actor in enumerate(actors)}
+    xs = {actor: MARGIN + index * (width - 2 * MARGIN) / (len(actors) - 1) for index, actor in enumerate(actors)}
     end = first_row + body - ROW / 2 + (0.15 if bottom_boxes else 0.0)
     for actor, x in xs.items():
         _draw_actor(axes, actor, x, top)

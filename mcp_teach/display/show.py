@@ -185,8 +185,7 @@ class Entry:
         content = _without_envelope(content)
         if content is None or content == {}:
             return self.headline
-        preview = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
-        line = f"{self.headline}  {preview}"
+        line = f"{self.headline}  {json.dumps(content, ensure_ascii=False, separators=(',', ':'))}"
         return line if len(line) <= FOLDED_WIDTH else line[: FOLDED_WIDTH - 1] + "…"
 
 

@@ -33,6 +33,8 @@ PHASES: dict[str, str] = {
     "answer": "the model answers in text; the client passes the answer on",
 }
 CONNECT_METHODS = frozenset({"initialize", "notifications/initialized", "server/discover"})
+#: The phase of an MCP message by its method (a response's: its request's); any other method is ``discovery``.
+MCP_PHASES = {**dict.fromkeys(CONNECT_METHODS, "connect"), "tools/call": "execution"}
 
 
 def _method(event: TraceEvent, requests: dict[Any, str]) -> str | None:
@@ -43,8 +45,7 @@ def _method(event: TraceEvent, requests: dict[Any, str]) -> str | None:
 
 def _reply(event: TraceEvent) -> dict[str, Any]:
     """``choices[0].message`` of an ``llm-response`` event."""
-    choices = event.payload.get("choices") or [{}]
-    return choices[0].get("message") or {}
+    return (event.payload.get("choices") or [{}])[0].get("message") or {}
 
 
 def phases(trace: Trace) -> list[str]:
@@ -63,9 +64,7 @@ def phases(trace: Trace) -> list[str]:
             method = _method(event, requests)
             if event.sender == "client" and "id" in event.payload and method:
                 requests[event.payload["id"]] = method
-            names.append(
-                "connect" if method in CONNECT_METHODS else "execution" if method == "tools/call" else "discovery"
-            )
+            names.append(MCP_PHASES.get(method, "discovery"))
         elif event.kind == "llm-request":
             llm_requests += 1
             names.append("decision" if llm_requests == 1 else "feeding back")

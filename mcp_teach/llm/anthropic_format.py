@@ -51,8 +51,7 @@ class MessagesRejected(Exception):
 
     def body(self) -> dict[str, Any]:
         """``{"type": "error", "error": {"type": ..., "message": ...}}``."""
-        kind = ERROR_TYPES.get(self.status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": str(self)}}
+        return {"type": "error", "error": {"type": ERROR_TYPES.get(self.status, "api_error"), "message": str(self)}}
 
 
 # --- MCP tools as Anthropic tool definitions -------------------------------------------------------------------

@@ -150,8 +150,7 @@ def _without_null(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
         (other,) = [branch for branch in branches if branch != {"type": "null"}]
         if isinstance(other, Mapping):
-            outer = {key: value for key, value in schema.items() if key != "anyOf"}
-            return {**other, **outer}
+            return {**other, **{key: value for key, value in schema.items() if key != "anyOf"}}
     types = schema.get("type")
     if isinstance(types, list) and "null" in types:
         rest = [t for t in types if t != "null"]

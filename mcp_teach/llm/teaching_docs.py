@@ -127,8 +127,7 @@ def _stem(word: str) -> str:
 
 def content_words(sentence: str) -> list[str]:
     """The question's words that say what it is about, in order, each once (not stemmed)."""
-    found = [word for word in _WORD.findall(sentence.lower()) if word not in STOP_WORDS]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(word for word in _WORD.findall(sentence.lower()) if word not in STOP_WORDS))
 
 
 def terms(sentence: str) -> set[str]:
@@ -145,8 +144,7 @@ def best_sentence(question: str, documents: Sequence[Document]) -> tuple[Documen
 
 
 def asks_for_summary(question: str) -> bool:
-    lowered = question.lower()
-    return any(word in lowered for word in SUMMARY_WORDS)
+    return any(word in question.lower() for word in SUMMARY_WORDS)
 
 
 def summarize(document: Document, question: str) -> str:

@@ -211,11 +211,9 @@ def _lookup_then_compute(
     """Rule g of the module docstring; ``None`` if the question is not of its form."""
     match = _LOOKUP_THEN.match(question.strip())
     retrieval = docs.retrieval_tools(tools)
-    if match is None or retrieval is None:
+    if match is None or retrieval is None or parse_arithmetic(match["lookup"]) or not _open(match["lookup"], tools):
         return None
     lookup, compute = match.group("lookup"), match.group("compute")
-    if parse_arithmetic(lookup) or not _open(lookup, tools):
-        return None
     names = {retrieval.finder.name, retrieval.reader.name}
     done = next((i for i, exchange in enumerate(exchanges) if exchange.name not in names), len(exchanges))
     looked_up, computed = exchanges[:done], exchanges[done:]
@@ -249,8 +247,7 @@ def _respond(
             from_documents = _open(question, tools) and docs.respond(question, documents, exchanges, tools, chinese)
             reply = from_documents or (_summary(exchanges, chinese) if exchanges else plan)
     if reply.calls and tool_choice == "none":
-        names = ", ".join(dict.fromkeys(name for name, _ in reply.calls))
-        return Reply(text.say("tools_off", chinese, tools=names))
+        return Reply(text.say("tools_off", chinese, tools=", ".join(dict.fromkeys(name for name, _ in reply.calls))))
     return reply
 
 

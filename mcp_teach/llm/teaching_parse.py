@@ -438,8 +438,7 @@ class _Parser:
             if precedence < min_precedence:
                 break
             self.take()
-            right = self.expression(precedence if right_associative else precedence + 1)
-            left = Op(operation, (left, right))
+            left = Op(operation, (left, self.expression(precedence if right_associative else precedence + 1)))
         return left
 
     def unary(self) -> Expr:

@@ -78,8 +78,7 @@ class Tool:
 
     def parameters(self) -> list[str]:
         """Parameter names: ``required`` ones first (in that order), then the other properties."""
-        rest = [name for name in self.properties if name not in self.required]
-        return [*self.required, *rest]
+        return [*self.required, *(name for name in self.properties if name not in self.required)]
 
     def schema(self, parameter: str) -> Any:
         return self.properties.get(parameter, {})
