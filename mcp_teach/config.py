@@ -113,9 +113,8 @@ class Settings:
         if self.anthropic_base_url:
             return "anthropic"
         if self.anthropic_api_key:
-            if self.anthropic_api_key.startswith(ANTHROPIC_KEY_PREFIX) or self.uses_offline_model:
-                return "anthropic"
-            return "openai"
+            anthropic_key = self.anthropic_api_key.startswith(ANTHROPIC_KEY_PREFIX)
+            return "anthropic" if anthropic_key or self.uses_offline_model else "openai"
         return "offline" if self.uses_offline_model else "openai"
 
     @property
@@ -185,11 +184,9 @@ _http_url = _checked(lambda raw: raw.startswith(("http://", "https://")), lambda
 def _hours(raw: str) -> tuple[time, time]:
     """``08:00-22:00`` -> (08:00, 22:00); ``24:00`` as the end means to the end of the day."""
     start, dash, end = raw.partition("-")
-    if not dash:
-        raise ValueError(raw)
-    until = time.max if end.strip() == "24:00" else time.fromisoformat(end.strip())
     begin = time.fromisoformat(start.strip())
-    if not begin < until:
+    until = time.max if end.strip() == "24:00" else time.fromisoformat(end.strip())
+    if not dash or not begin < until:
         raise ValueError(raw)
     return begin, until
 

@@ -97,6 +97,5 @@ def wake_on_interrupt() -> None:
 
 def print_versions(packages: tuple[str, ...] = COURSE_PACKAGES) -> None:
     """Print the Python version and the installed versions of ``packages``."""
-    rows = [("python", platform.python_version())]
-    rows += [(name, version(name)) for name in packages]
+    rows = [("python", platform.python_version()), *((name, version(name)) for name in packages)]
     print(repr(table(("package", "version"), rows)))

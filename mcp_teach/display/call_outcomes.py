@@ -48,11 +48,8 @@ def one_line(text: str, *, brief: bool = False) -> str:
 
 
 def _first_text(content: Sequence[Any]) -> str:
-    for block in content:
-        text = block.get("text") if isinstance(block, dict) else getattr(block, "text", None)
-        if isinstance(text, str):
-            return one_line(text)
-    return ""
+    texts = (block.get("text") if isinstance(block, dict) else getattr(block, "text", None) for block in content)
+    return next((one_line(text) for text in texts if isinstance(text, str)), "")
 
 
 async def attempt(awaitable: Awaitable[Any]) -> Any:
@@ -85,8 +82,7 @@ def explain(outcome: Any, *, brief: bool = False) -> str:
             return f"ToolError: {one_line(str(outcome), brief=True)}"
         return f"raised ToolError: the tool result had isError: true: {one_line(str(outcome))}"
     if isinstance(outcome, BaseException):
-        prefix = "" if brief else "raised "
-        return f"{prefix}{type(outcome).__name__}: {one_line(str(outcome), brief=brief)}"
+        return f"{'' if brief else 'raised '}{type(outcome).__name__}: {one_line(str(outcome), brief=brief)}"
     if getattr(outcome, "is_error", False):
         text = _first_text(outcome.content)
         return f"is_error=True: {text}" if brief else f"returned a result with is_error=True: {text}"

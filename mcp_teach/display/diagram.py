@@ -20,6 +20,7 @@ kind, label and the request it answers.
 
 from __future__ import annotations
 
+import bisect
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -139,8 +140,7 @@ def _trace_of(source: Any) -> Trace | None:
 
 def sequence_steps(source: Any) -> tuple[tuple[str, ...], list[Step]]:
     """The actors (lifeline order) and the steps of a capture, CaptureTransport, message list or loop trace."""
-    trace = _trace_of(source)
-    if trace is not None:
+    if (trace := _trace_of(source)) is not None:
         return ACTORS, _trace_steps(trace)
     if not isinstance(getattr(source, "capture", source), Capture | WireMessage | list | tuple):
         raise TypeError(f"cannot draw {type(source).__name__}: give a Capture, CaptureTransport, messages or a Trace")
@@ -183,14 +183,9 @@ def fit(text: str, width: float, size: float = FONT_SIZE) -> str:
     text = drawable(" ".join(text.split()))
     if _text_width(text, size) <= width:
         return text
-    low, high = 0, len(text)
-    while low < high:  # the longest prefix that fits with the ellipsis
-        middle = (low + high + 1) // 2
-        if _text_width(text[:middle] + "…", size) <= width:
-            low = middle
-        else:
-            high = middle - 1
-    return text[:low].rstrip() + "…"
+    # The longest prefix that fits with the ellipsis: the widths of the prefixes grow with their length.
+    fits = bisect.bisect_right(range(len(text)), width, key=lambda length: _text_width(text[:length] + "…", size))
+    return text[: max(fits - 1, 0)].rstrip() + "…"
 
 
 # --- the figure ----------------------------------------------------------------------------------------------------
@@ -218,8 +213,7 @@ def _rows(steps: list[Step], max_messages: int) -> list[Step | range]:
 def _label_span(step: Step, xs: dict[str, float]) -> tuple[float, float]:
     """The gap next to the sender between two neighbouring lifelines: the label sits there, on no lifeline."""
     start, end = xs[step.sender], xs[step.receiver]
-    between = sorted(x for x in xs.values() if min(start, end) < x < max(start, end))
-    if not between:
+    if not (between := sorted(x for x in xs.values() if min(start, end) < x < max(start, end))):
         return min(start, end), max(start, end)
     return (start, between[0]) if start < end else (between[-1], start)
 
@@ -229,8 +223,7 @@ def _draw_step(axes: Any, step: Step, y: float, xs: dict[str, float]) -> None:
     line = {"linestyle": LINESTYLES[step.style], "linewidth": 1.6, "color": step.colour, "zorder": 3}
     ends = (xs[step.sender], y), (xs[step.receiver], y)
     arrow = FancyArrowPatch(*ends, arrowstyle=head, mutation_scale=13, shrinkA=0, shrinkB=1.5, **line)
-    arrow.set_gid(f"message-{step.number}")
-    axes.add_patch(arrow)
+    axes.add_patch(arrow).set_gid(f"message-{step.number}")
     left, right = _label_span(step, xs)
     label = fit(step.label, right - left - 2 * LABEL_PAD)
     font = {"fontsize": FONT_SIZE, "fontweight": "bold" if step.is_error else "normal", "parse_math": False}
@@ -283,12 +276,10 @@ def draw_sequence(source: Any, *, title: str | None = None, max_messages: int = 
     height = round(first_row + body + (0.55 if bottom_boxes else 0.05) + 0.4, 2)
 
     figure = SequenceDiagram(figsize=(width, height), dpi=100, facecolor="white")
-    axes = figure.add_axes((0, 0, 1, 1))
-    axes.set(xlim=(0, width), ylim=(height, 0))
+    axes = figure.add_axes((0, 0, 1, 1), xlim=(0, width), ylim=(height, 0))
     axes.set_axis_off()
 
-    gap = (width - 2 * MARGIN) / (len(actors) - 1)
-    xs = {actor: MARGIN + index * gap for index, actor in enumerate(actors)}
+    xs = {actor: MARGIN + index * (width - 2 * MARGIN) / (len(actors) - 1) for index, actor in enumerate(actors)}
     end = first_row + body - ROW / 2 + (0.15 if bottom_boxes else 0.0)
     for actor, x in xs.items():
         _draw_actor(axes, actor, x, top)

@@ -102,13 +102,11 @@ class Explorer(widgets.VBox):
         self.next_button = widgets.Button(description="Next", icon="arrow-right", tooltip="next message")
         first, layout = min(1, len(steps)), widgets.Layout(width="360px")
         self.slider = widgets.IntSlider(first, min=first, max=len(steps), description="message #", layout=layout)
-        self.header = widgets.HTML()
-        self.body = widgets.HTML()
+        self.header, self.body = widgets.HTML(), widgets.HTML()
         self.previous_button.on_click(lambda _button: self.previous())
         self.next_button.on_click(lambda _button: self.next())
         self.slider.observe(lambda _change: self._update(), names="value")
-        controls = widgets.HBox([self.previous_button, self.slider, self.next_button])
-        self.children = [controls, self.header, self.body]
+        self.children = [widgets.HBox([self.previous_button, self.slider, self.next_button]), self.header, self.body]
         self._update()
 
     @property

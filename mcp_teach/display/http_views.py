@@ -35,14 +35,7 @@ def _message_label(message: Any) -> str:
         return "(not JSON-RPC)"
     if "method" in message:
         return f"{message['method']} id={message['id']}" if "id" in message else message["method"]
-    kind = "error" if "error" in message else "result"
-    return f"{kind} id={message.get('id')}"
-
-
-def _sent_messages(exchange: HttpExchange) -> list[Any]:
-    """The JSON-RPC message(s) in the request body (none for GET and DELETE)."""
-    message = json_or_none(exchange.request_body)  # None for an empty body too
-    return [] if message is None else [message]
+    return f"{'error' if 'error' in message else 'result'} id={message.get('id')}"
 
 
 def _received_messages(exchange: HttpExchange) -> list[Any]:
@@ -92,25 +85,18 @@ class _Part:
     note: str
 
 
-def _body_lines(text: str, width: int | None) -> list[str]:
-    return [_cut(line, width) for line in re.split(r"\r\n|\n|\r", text.rstrip("\r\n"))] if text else []
-
-
 def _parts(exchange: HttpExchange, headers: Sequence[str] | None, width: int | None) -> tuple[_Part, _Part]:
-    sent = ", ".join(_message_label(m) for m in _sent_messages(exchange))
-    request = _Part(
-        f"{exchange.method} {exchange.target}",
-        _select(exchange.request_headers, headers),
-        _body_lines(exchange.request_body, width),
-        f"carries {sent}" if sent else "no body",
-    )
+    def part(first: str, found: Mapping[str, str], body: str, note: str) -> _Part:
+        lines = [_cut(line, width) for line in re.split(r"\r\n|\n|\r", body.rstrip("\r\n"))] if body else []
+        return _Part(first, _select(found, headers), lines, note)
+
+    # The request body holds one JSON-RPC message or none (GET, DELETE); an empty body is no JSON either.
+    sent = _message_label(message) if (message := json_or_none(exchange.request_body)) is not None else ""
     received = ", ".join(_message_label(m) for m in _received_messages(exchange))
-    response = _Part(
-        status_line(exchange.status),
-        _select(exchange.response_headers, headers),
-        _body_lines(exchange.response_body, width),
-        f"carries {received}" if received else ("empty body" if not exchange.response_body else "no JSON-RPC"),
-    )
+    silent = "empty body" if not exchange.response_body else "no JSON-RPC"
+    sent_note, received_note = f"carries {sent}" if sent else "no body", f"carries {received}" if received else silent
+    request = part(f"{exchange.method} {exchange.target}", exchange.request_headers, exchange.request_body, sent_note)
+    response = part(status_line(exchange.status), exchange.response_headers, exchange.response_body, received_note)
     return request, response
 
 

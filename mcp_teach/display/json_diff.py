@@ -181,11 +181,10 @@ def diff_captures(captures: Mapping[str, Any], *, max_paths: int = 4) -> Capture
     if len(names) < 2:
         raise ValueError("give at least two captures to compare")
     lists = [as_capture(captures[name]) for name in names]
-    reference = lists[0]
     labels = [c.methods() for c in lists]
     rows = []
     for index in range(max(len(c) for c in lists)):
-        base = reference[index] if index < len(reference) else None
+        base = lists[0][index] if index < len(lists[0]) else None  # the first capture's message, if it has one
         cells: list[list[str] | None] = []
         fields: list[list[Difference]] = []
         for number, other in enumerate(lists[1:], start=1):

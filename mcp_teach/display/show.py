@@ -185,8 +185,7 @@ class Entry:
         content = _without_envelope(content)
         if content is None or content == {}:
             return self.headline
-        preview = json.dumps(content, ensure_ascii=False, separators=(",", ":"))
-        line = f"{self.headline}  {preview}"
+        line = f"{self.headline}  {json.dumps(content, ensure_ascii=False, separators=(',', ':'))}"
         return line if len(line) <= FOLDED_WIDTH else line[: FOLDED_WIDTH - 1] + "…"
 
 
@@ -219,8 +218,7 @@ def fold_envelope(message: Any, keys: set[str] | None = None) -> Any:
     """Copy of ``message`` whose ``params._meta`` / ``result._meta`` envelope ``keys`` (default: all) are folded."""
     folded = dict(message) if isinstance(message, dict) else message
     for part, inner, meta in _metas(message):
-        hidden = [key for key in meta if key in ENVELOPE_KEYS and (keys is None or key in keys)]
-        if not hidden:
+        if not (hidden := [key for key in meta if key in ENVELOPE_KEYS and (keys is None or key in keys)]):
             continue
         kept = {key: value for key, value in meta.items() if key not in hidden}
         names = ", ".join(key.removeprefix(ENVELOPE_PREFIX) for key in hidden)
@@ -276,11 +274,8 @@ class MessagesView(PlainText):
         """The plain-text form (what GitHub and nbval compare): folded messages one line each."""
         blocks = [f"== {self._title} ==" if self._title else None]
         for entry in self._entries:
-            if not entry.expanded:
-                blocks.append(entry.folded_line())
-                continue
-            body = "\n".join("    " + line for line in self._body(entry).splitlines())
-            blocks.append(f"{entry.title}\n{body}")
+            body = "\n".join("    " + line for line in self._body(entry).splitlines()) if entry.expanded else ""
+            blocks.append(f"{entry.title}\n{body}" if entry.expanded else entry.folded_line())
         if not self._entries:
             blocks.append("(no messages)")
         return "\n".join(block for block in blocks if block is not None)

@@ -33,6 +33,8 @@ PHASES: dict[str, str] = {
     "answer": "the model answers in text; the client passes the answer on",
 }
 CONNECT_METHODS = frozenset({"initialize", "notifications/initialized", "server/discover"})
+#: The phase of an MCP message by its method (a response's: its request's); any other method is ``discovery``.
+MCP_PHASES = {**dict.fromkeys(CONNECT_METHODS, "connect"), "tools/call": "execution"}
 
 
 def _method(event: TraceEvent, requests: dict[Any, str]) -> str | None:
@@ -43,8 +45,7 @@ def _method(event: TraceEvent, requests: dict[Any, str]) -> str | None:
 
 def _reply(event: TraceEvent) -> dict[str, Any]:
     """``choices[0].message`` of an ``llm-response`` event."""
-    choices = event.payload.get("choices") or [{}]
-    return choices[0].get("message") or {}
+    return (event.payload.get("choices") or [{}])[0].get("message") or {}
 
 
 def phases(trace: Trace) -> list[str]:
@@ -63,9 +64,7 @@ def phases(trace: Trace) -> list[str]:
             method = _method(event, requests)
             if event.sender == "client" and "id" in event.payload and method:
                 requests[event.payload["id"]] = method
-            names.append(
-                "connect" if method in CONNECT_METHODS else "execution" if method == "tools/call" else "discovery"
-            )
+            names.append(MCP_PHASES.get(method, "discovery"))
         elif event.kind == "llm-request":
             llm_requests += 1
             names.append("decision" if llm_requests == 1 else "feeding back")
@@ -81,8 +80,7 @@ def show_phase(trace: Trace, *names: str, **options: Any) -> MessagesView:
 
     ``options`` are those of ``show_trace`` (``fold``, ``max_items``, ``title``).
     """
-    unknown = [name for name in names if name not in PHASES]
-    if unknown:
+    if unknown := [name for name in names if name not in PHASES]:
         raise ValueError(f"unknown phase {unknown[0]!r}; phases are: {', '.join(PHASES)}")
     keep = [phase in names for phase in phases(trace)]
     # show_trace numbers events by their place in the trace and filters by kind: hiding the other
@@ -116,16 +114,12 @@ def diagram(trace: Trace, *, lane_width: int = 10, label_width: int = 60) -> Dia
     lines = [f"{'':{number_width}}  {'phase':{phase_width}}  {header}"]
     for number, (event, phase) in enumerate(zip(trace, phases(trace), strict=True), start=1):
         row = [" "] * width
-        for actor in ACTORS:
-            row[centre[actor]] = "|"
+        for x in centre.values():
+            row[x] = "|"
         start, end = centre[event.sender], centre[event.receiver]
         low, high = sorted((start, end))
-        for x in range(low + 1, high):
-            row[x] = "-"
-        if end > start:
-            row[end - 1] = ">"
-        else:
-            row[end + 1] = "<"
+        row[low + 1 : high] = "-" * (high - low - 1)
+        row[end - 1 if end > start else end + 1] = ">" if end > start else "<"
         label = short(" ".join(event.label.split()), label_width)
         lines.append(f"{'#' + str(number):>{number_width}}  {phase:{phase_width}}  {''.join(row)}  {label}")
     return Diagram("\n".join(line.rstrip() for line in lines))
@@ -149,11 +143,13 @@ class ToolCallExchange:
     tool_message: dict[str, Any] | None = None
 
 
-def _arguments(call: dict[str, Any]) -> Any:
+def _requested(call: dict[str, Any]) -> tuple[Any, Any]:
+    """The tool name and the arguments a ``tool_call`` asks for (``None``: its arguments are not JSON)."""
+    function = call["function"]
     try:
-        return json.loads(call["function"].get("arguments") or "{}")
+        return function.get("name"), json.loads(function.get("arguments") or "{}")
     except ValueError:
-        return None
+        return function.get("name"), None
 
 
 def tool_call_exchanges(trace: Trace) -> list[ToolCallExchange]:
@@ -178,17 +174,11 @@ def tool_call_exchanges(trace: Trace) -> list[ToolCallExchange]:
             exchanges += [ToolCallExchange(rounds, call) for call in _reply(event).get("tool_calls") or []]
         elif event.kind == "jsonrpc" and event.sender == "client" and payload.get("method") == "tools/call":
             params = payload.get("params") or {}
-            for exchange in exchanges:
-                call = exchange.tool_call
-                if (
-                    exchange.request is None
-                    and exchange.tool_message is None
-                    and call["function"].get("name") == params.get("name")
-                    and _arguments(call) == params.get("arguments")
-                ):
-                    exchange.request = payload
-                    by_request_id[payload.get("id")] = exchange
-                    break
+            asked = (params.get("name"), params.get("arguments"))
+            waiting = (e for e in exchanges if e.request is None and e.tool_message is None)
+            if exchange := next((e for e in waiting if _requested(e.tool_call) == asked), None):
+                exchange.request = payload
+                by_request_id[payload.get("id")] = exchange
         elif event.kind == "jsonrpc" and event.sender == "server" and payload.get("id") in by_request_id:
             by_request_id[payload["id"]].response = payload
     return exchanges

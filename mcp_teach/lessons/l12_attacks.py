@@ -53,8 +53,7 @@ async def attack_host(folder: Path, guard: Guard | None = None, *, rug_pull: boo
         "untrusted": CaptureTransport(build_untrusted_server(rug_pull=rug_pull)),
     }
     async with contextlib.AsyncExitStack() as stack:
-        clients = {name: await stack.enter_async_context(teaching_client(c)) for name, c in captures.items()}
-        host = Host(clients, guard)
+        host = Host({name: await stack.enter_async_context(teaching_client(c)) for name, c in captures.items()}, guard)
         host.captures = {name: c.capture for name, c in captures.items()}  # type: ignore[attr-defined]
         yield host
 
@@ -81,7 +80,6 @@ async def backup_service() -> AsyncIterator[BackupService]:
         service.authorizations.append(request.headers.get("authorization", ""))
         return JSONResponse({"stored": True})
 
-    app = Starlette(routes=[Route("/notes", notes, methods=["POST"])])
-    async with serve_asgi(app, lifespan="off") as port:
+    async with serve_asgi(Starlette(routes=[Route("/notes", notes, methods=["POST"])]), lifespan="off") as port:
         service.url = server_url("127.0.0.1", port, "/notes")
         yield service

@@ -82,13 +82,9 @@ async def oauth_server(
     sock = bind_socket(LOOPBACK)
     port = sock.getsockname()[1]
     base = f"http://{LOOPBACK}:{port}"
-    provider = InMemoryOAuthProvider(
-        base_url=base,
-        client_registration_options=ClientRegistrationOptions(enabled=True, valid_scopes=list(scopes)),
-        required_scopes=list(scopes),
-    )
-    app = guarded_http_app(server_factory(auth=provider), "streamable-http", MCP_PATH, LOOPBACK)
-    async with serve_asgi(app, sock):
+    options = ClientRegistrationOptions(enabled=True, valid_scopes=list(scopes))
+    provider = InMemoryOAuthProvider(base_url=base, client_registration_options=options, required_scopes=list(scopes))
+    async with serve_asgi(guarded_http_app(server_factory(auth=provider), "streamable-http", MCP_PATH, LOOPBACK), sock):
         yield OAuthServer(server_url(LOOPBACK, port, MCP_PATH), port, provider, base)
 
 
@@ -197,15 +193,11 @@ async def authorize_and_call(
     """Connect a fresh client to ``server``, let the SDK run the OAuth flow, call ``tool``; return the flow."""
     recorded: list[HttpExchange] = []  # unredacted: the views learn the flow's secrets from it, then hide them
     browser = HeadlessBrowser(RecordingHTTPTransport(recorded.append, redact=False))
-    auth = oauth_client_provider(server, browser)
-    transport = StreamableHttpTransport(
-        server.url, auth=auth, httpx_client_factory=recording_client_factory(recorded.append, redact=False)
-    )
-    async with teaching_client(transport) as client:
+    auth, factory = oauth_client_provider(server, browser), recording_client_factory(recorded.append, redact=False)
+    async with teaching_client(StreamableHttpTransport(server.url, auth=auth, httpx_client_factory=factory)) as client:
         await client.list_tools()  # first, or the client lists tools after the call to check its output schema
         result = await client.call_tool(tool, arguments if arguments is not None else {"a": 2, "b": 3})
-    answer = "\n".join(getattr(block, "text", "") for block in result.content)
-    return OAuthFlow.from_raw(recorded, server.port, answer)
+    return OAuthFlow.from_raw(recorded, server.port, "\n".join(getattr(block, "text", "") for block in result.content))
 
 
 async def run_oauth_flow(

@@ -51,8 +51,7 @@ class MessagesRejected(Exception):
 
     def body(self) -> dict[str, Any]:
         """``{"type": "error", "error": {"type": ..., "message": ...}}``."""
-        kind = ERROR_TYPES.get(self.status, "api_error")
-        return {"type": "error", "error": {"type": kind, "message": str(self)}}
+        return {"type": "error", "error": {"type": ERROR_TYPES.get(self.status, "api_error"), "message": str(self)}}
 
 
 # --- MCP tools as Anthropic tool definitions -------------------------------------------------------------------
@@ -97,9 +96,8 @@ def validate_messages_request(body: Any, model_name: str) -> dict[str, Any]:
     for index, message in enumerate(messages):
         role = message.get("role") if isinstance(message, dict) else None
         where = f"messages.{index}"
-        _require(
-            role in ("user", "assistant"), f"{where}.role: must be 'user' or 'assistant' (the prompt goes in 'system')"
-        )
+        roles = f"{where}.role: must be 'user' or 'assistant' (the prompt goes in 'system')"
+        _require(role in ("user", "assistant"), roles)
         content = message.get("content")
         _require(isinstance(content, str | list), f"{where}.content: must be a string or an array of blocks")
         for block_index, block in enumerate(content if isinstance(content, list) else []):
@@ -161,8 +159,7 @@ def _user_messages(content: Any) -> list[dict[str, Any]]:
 def _assistant_message(content: Any) -> dict[str, Any]:
     """A Messages ``assistant`` turn: ``text`` blocks as its content, ``tool_use`` blocks as ``tool_calls``."""
     message: dict[str, Any] = {"role": "assistant", "content": _text(content) or None}
-    calls = [b for b in content if b.get("type") == "tool_use"] if isinstance(content, list) else []
-    if calls:
+    if calls := [b for b in content if b.get("type") == "tool_use"] if isinstance(content, list) else []:
         message["tool_calls"] = [
             tool_call(str(b.get("id")), str(b.get("name")), json.dumps(b.get("input") or {})) for b in calls
         ]
@@ -186,8 +183,7 @@ def _function(tool: Mapping[str, Any]) -> dict[str, Any]:
 def to_chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
     """The chat-completions request that asks the teaching model what ``body`` (a Messages request) asks."""
     messages: list[dict[str, Any]] = []
-    system = _text(body.get("system"))
-    if system:
+    if system := _text(body.get("system")):
         messages.append({"role": "system", "content": system})
     for message in body.get("messages") or []:
         if message.get("role") == "assistant":
@@ -195,8 +191,7 @@ def to_chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
         else:
             messages += _user_messages(message.get("content"))
     request: dict[str, Any] = {"model": body.get("model"), "messages": messages}
-    tools = [{"type": "function", "function": _function(tool)} for tool in body.get("tools") or []]
-    if tools:
+    if tools := [{"type": "function", "function": _function(tool)} for tool in body.get("tools") or []]:
         request["tools"] = tools
     request["tool_choice"] = _tool_choice(body.get("tool_choice"))
     return request
@@ -219,12 +214,8 @@ def to_message(completion: Mapping[str, Any], body: Mapping[str, Any]) -> dict[s
     usage = completion.get("usage") or {}
     digest = hashlib.sha256(json.dumps(body, ensure_ascii=False, sort_keys=True, default=str).encode()).hexdigest()
     return {
-        "id": "msg_" + digest[:24],
-        "type": "message",
-        "role": "assistant",
-        "model": completion.get("model"),
-        "content": content,
-        "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn",
+        "id": "msg_" + digest[:24], "type": "message", "role": "assistant", "model": completion.get("model"),
+        "content": content, "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
-    }
+    }  # fmt: skip

@@ -98,9 +98,8 @@ def explain(error: Exception, url: str, model: str, api_key: str | None = None) 
         return LLMError(NO_ROUTE.format(**words))
     if status == 429 and error_code(error) == "insufficient_quota":
         return LLMError(NO_QUOTA.format(**words))
-    for cls in type(error).__mro__:
-        if cls.__name__ in ERROR_MAP:
-            return LLMError(ERROR_MAP[cls.__name__].format(**words))
+    if known := next((ERROR_MAP[cls.__name__] for cls in type(error).__mro__ if cls.__name__ in ERROR_MAP), None):
+        return LLMError(known.format(**words))
     if status == 400 and "tool" in words["detail"].lower():
         return LLMError(NO_TOOLS.format(**words))
     if status is not None and status >= 500:

@@ -150,8 +150,7 @@ def _without_null(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(branches, list) and len(branches) == 2 and {"type": "null"} in branches:
         (other,) = [branch for branch in branches if branch != {"type": "null"}]
         if isinstance(other, Mapping):
-            outer = {key: value for key, value in schema.items() if key != "anyOf"}
-            return {**other, **outer}
+            return {**other, **{key: value for key, value in schema.items() if key != "anyOf"}}
     types = schema.get("type")
     if isinstance(types, list) and "null" in types:
         rest = [t for t in types if t != "null"]
@@ -195,8 +194,7 @@ def to_openai_tool(tool: Any, *, clean: bool = True) -> dict[str, Any]:
         raise ValueError(f"an MCP tool needs a non-empty string name, got {name!r}")
     schema = _field(tool, "input_schema", "inputSchema", "parameters")
     function: dict[str, Any] = {"name": name}
-    description = _field(tool, "description") or _field(tool, "title")
-    if description:
+    if description := _field(tool, "description") or _field(tool, "title"):
         function["description"] = description
     function["parameters"] = clean_schema(schema) if clean else copy.deepcopy(schema or {"type": "object"})
     return {"type": "function", "function": function}
@@ -216,7 +214,6 @@ def to_openai_tools(tools: Iterable[Any]) -> list[dict[str, Any]]:
     """
     definitions = [to_openai_tool(tool) for tool in tools]
     names = [definition["function"]["name"] for definition in definitions]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
+    if duplicates := sorted({name for name in names if names.count(name) > 1}):
         raise ValueError(f"tool names must be unique for the model, duplicated: {', '.join(duplicates)}")
     return definitions

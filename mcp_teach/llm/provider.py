@@ -64,11 +64,8 @@ def _http_client(offline: bool, base: str, on_exchange: OnExchange | None, timeo
     """The SDK's HTTP client: into the teaching model's app offline, recorded if ``on_exchange`` is given."""
     if not offline and on_exchange is None:
         return None  # the SDK's own
-    transport: httpx2.AsyncBaseTransport = (
-        httpx2.ASGITransport(app=create_app()) if offline else httpx2.AsyncHTTPTransport()
-    )
-    if on_exchange is not None:
-        transport = RecordingHTTPTransport(on_exchange, inner=transport)
+    inner = httpx2.ASGITransport(app=create_app()) if offline else httpx2.AsyncHTTPTransport()
+    transport = inner if on_exchange is None else RecordingHTTPTransport(on_exchange, inner=inner)
     return httpx2.AsyncClient(transport=transport, base_url=base, timeout=timeout)
 
 

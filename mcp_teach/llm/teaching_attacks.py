@@ -112,8 +112,7 @@ class Followed:
             return Reply(calls=((self.pending[0].tool, dict(self.pending[0].arguments)),))
         calls = []
         for name, arguments in reply.calls:
-            directive = self.directives.get(name)
-            if directive is None:
+            if (directive := self.directives.get(name)) is None:
                 calls.append((name, arguments))
             elif directive.path not in self.reads:
                 return Reply(calls=((directive.reader.name, {directive.reader_parameter: directive.path}),))
@@ -138,5 +137,4 @@ def split(exchanges: list[PastToolCall], tools: list[Tool]) -> Followed:
             reads[read.path] = read_result(exchange.content).text
         else:
             rest.append(exchange)
-    pending = [injection for i, (_, injection) in enumerate(injections) if i not in made]
-    return Followed(rest, wanted, reads, pending)
+    return Followed(rest, wanted, reads, [injection for i, (_, injection) in enumerate(injections) if i not in made])

@@ -127,8 +127,7 @@ def _stem(word: str) -> str:
 
 def content_words(sentence: str) -> list[str]:
     """The question's words that say what it is about, in order, each once (not stemmed)."""
-    found = [word for word in _WORD.findall(sentence.lower()) if word not in STOP_WORDS]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(word for word in _WORD.findall(sentence.lower()) if word not in STOP_WORDS))
 
 
 def terms(sentence: str) -> set[str]:
@@ -145,8 +144,7 @@ def best_sentence(question: str, documents: Sequence[Document]) -> tuple[Documen
 
 
 def asks_for_summary(question: str) -> bool:
-    lowered = question.lower()
-    return any(word in lowered for word in SUMMARY_WORDS)
+    return any(word in question.lower() for word in SUMMARY_WORDS)
 
 
 def summarize(document: Document, question: str) -> str:
@@ -175,8 +173,7 @@ def answer_from(question: str, documents: Sequence[Document], chinese: bool) -> 
     if asks_for_summary(question):
         document = _summarized(question, documents)
         return text.say("summary_of", chinese, document=document.cited(), summary=summarize(document, question))
-    found = best_sentence(question, documents)
-    if found is None:
+    if (found := best_sentence(question, documents)) is None:
         return None
     document, sentence = found
     return text.say("from_document", chinese, document=document.cited(), sentence=sentence)
@@ -221,11 +218,9 @@ def retrieval_tools(tools: Iterable[Tool]) -> Retrieval | None:
         t for t in tools if name_words(t.name) & LISTER_WORDS and name_words(t.name) & DOCUMENT_WORDS
         and not t.required
     ]  # fmt: skip
-    if not readers:
-        return None
-    if finders:
+    if readers and finders:
         return Retrieval(finders[0], readers[0])
-    return Retrieval(listers[0], readers[0], lists=True) if listers else None
+    return Retrieval(listers[0], readers[0], lists=True) if readers and listers else None
 
 
 def _entries(found: str) -> list[Mapping[str, Any]]:
@@ -253,8 +248,7 @@ def _best_listed(found: str, question: str) -> str | None:
         if not isinstance(entry.get("uri"), str) or mime.startswith(("image/", "audio/", "video/")):
             continue
         described = " ".join(str(entry.get(key) or "") for key in ("uri", "name", "title", "description"))
-        points = len(wanted & terms(described))
-        if points > best_score:
+        if (points := len(wanted & terms(described))) > best_score:
             best, best_score = entry["uri"], points
     return best
 
@@ -319,8 +313,7 @@ def respond(
     retrieval = retrieval_tools(tools)
     failed, fetched = _reads(exchanges, retrieval)
     if documents or fetched:
-        answer = answer_from(question, [*documents, *fetched], chinese)
-        if answer is not None:
+        if (answer := answer_from(question, [*documents, *fetched], chinese)) is not None:
             return Reply(answer)
         if fetched:
             sources = ", ".join(document.source for document in fetched)
@@ -331,14 +324,12 @@ def respond(
     if failed:
         failure = read_result(failed[-1].content).text
         return Reply(text.say("call_failed", chinese, tool=retrieval.reader.name, text=failure))
-    finds = [e for e in exchanges if e.name == retrieval.finder.name]
-    if not finds:
+    if not (finds := [e for e in exchanges if e.name == retrieval.finder.name]):
         return Reply(calls=((retrieval.finder.name, retrieval.finder_arguments(question)),))
     outcome = read_result(finds[-1].content)
     if outcome.failed:
         return Reply(text.say("call_failed", chinese, tool=retrieval.finder.name, text=outcome.text))
     listed = content_text(finds[-1].content)
-    found = _best_listed(listed, question) if retrieval.lists else _first_hit(listed)
-    if found is None:
+    if (found := _best_listed(listed, question) if retrieval.lists else _first_hit(listed)) is None:
         return Reply(text.say("nothing_found", chinese, tool=retrieval.finder.name))
     return Reply(calls=((retrieval.reader.name, retrieval.reader_arguments(found)),))

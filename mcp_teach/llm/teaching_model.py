@@ -171,8 +171,7 @@ def _read_turn(messages: list[Mapping[str, Any]]) -> tuple[str, list[docs.Docume
     start = users[-1] if users else len(messages)
     question = questions[start] if users else ""
     if only_documents:  # context, not a question: the user message before it asks
-        earlier = [questions[index] for index in users[:-1] if questions[index]]
-        question = earlier[-1] if earlier else ""
+        question = next((questions[index] for index in reversed(users[:-1]) if questions[index]), "")
     later = messages[start + 1 :]
     results = {str(m.get("tool_call_id")): m.get("content") for m in later if m.get("role") == "tool"}
     exchanges = []
@@ -212,19 +211,16 @@ def _lookup_then_compute(
     """Rule g of the module docstring; ``None`` if the question is not of its form."""
     match = _LOOKUP_THEN.match(question.strip())
     retrieval = docs.retrieval_tools(tools)
-    if match is None or retrieval is None:
+    if match is None or retrieval is None or parse_arithmetic(match["lookup"]) or not _open(match["lookup"], tools):
         return None
     lookup, compute = match.group("lookup"), match.group("compute")
-    if parse_arithmetic(lookup) or not _open(lookup, tools):
-        return None
     names = {retrieval.finder.name, retrieval.reader.name}
     done = next((i for i, exchange in enumerate(exchanges) if exchange.name not in names), len(exchanges))
     looked_up, computed = exchanges[:done], exchanges[done:]
     step = docs.respond(lookup, documents, looked_up, tools, chinese)
     if step is None or step.calls:
         return step
-    number = docs.found_number(lookup, documents, looked_up, tools)
-    if number is None:
+    if (number := docs.found_number(lookup, documents, looked_up, tools)) is None:
         return Reply(docs.NO_NUMBER[chinese].format(answer=step.content))
     plan = _arithmetic_plan(parse_arithmetic(_PRONOUN.sub(text.number(number), compute)), tools, set())
     if plan is None:
@@ -248,13 +244,10 @@ def _respond(
         if isinstance(plan, Plan):
             reply = _replay(plan, exchanges, chinese)
         else:
-            from_documents = (
-                docs.respond(question, documents, exchanges, tools, chinese) if _open(question, tools) else None
-            )
+            from_documents = _open(question, tools) and docs.respond(question, documents, exchanges, tools, chinese)
             reply = from_documents or (_summary(exchanges, chinese) if exchanges else plan)
     if reply.calls and tool_choice == "none":
-        names = ", ".join(dict.fromkeys(name for name, _ in reply.calls))
-        return Reply(text.say("tools_off", chinese, tools=names))
+        return Reply(text.say("tools_off", chinese, tools=", ".join(dict.fromkeys(name for name, _ in reply.calls))))
     return reply
 
 
@@ -277,8 +270,7 @@ def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) 
     plan = _arithmetic_plan(questions, tools, named_names)
     if plan is not None and (not named or any(step.tool.name in named_names for step in plan.steps)):
         return plan  # a named tool the arithmetic does not use ("call echo with '1+2'") wins: rule b
-    tool = forced or (named[0] if named else None)
-    if tool:
+    if tool := forced or (named[0] if named else None):
         arguments, missing = named_call_arguments(tool, question)
         if missing and tool is not forced:
             return Reply(text.say("missing", chinese, tool=tool.name, names=", ".join(missing)))
@@ -348,8 +340,7 @@ def _replay(plan: Plan, exchanges: list[PastToolCall], chinese: bool) -> Reply:
         if index in outcomes and _failed(plan.steps[index], outcomes[index]):
             return Reply(_failure(plan, index, outcomes, chinese))
     waiting = {i: [o.step for o in plan.steps[i].operands if isinstance(o, Ref)] for i in order if i not in outcomes}
-    ready = [i for i, needs in waiting.items() if all(step in outcomes for step in needs)]
-    if ready:
+    if ready := [i for i, needs in waiting.items() if all(step in outcomes for step in needs)]:
         return Reply(calls=tuple((plan.steps[i].tool.name, _arguments(plan.steps[i], outcomes)) for i in ready))
     return Reply(_final_answer(plan, outcomes, chinese))
 
@@ -379,17 +370,15 @@ def _computed(step: Step, outcomes: dict[int, Outcome]) -> Op | None:
 
 def _equation(plan: Plan, index: int, outcomes: dict[int, Outcome]) -> str:
     """``"3 × 4 = 12"`` for a step that worked; ``""`` otherwise."""
-    step, outcome = plan.steps[index], outcomes[index]
-    computed = _computed(step, outcomes)
+    computed, result = _computed(plan.steps[index], outcomes), outcomes[index].number
     # No equation for a named tool, or a step that failed.
-    return "" if computed is None or outcome.number is None else text.equation(computed, outcome.number)
+    return "" if computed is None or result is None else text.equation(computed, result)
 
 
 def _failure(plan: Plan, failed: int, outcomes: dict[int, Outcome], chinese: bool) -> str:
     """The steps that worked, then what went wrong, in the tool's own words."""
     step, outcome = plan.steps[failed], outcomes[failed]
-    computed = _computed(step, outcomes)
-    if computed is None:
+    if (computed := _computed(step, outcomes)) is None:
         sentence = text.say("call_failed", chinese, tool=step.tool.name, text=outcome.text)
     else:
         key = "failed" if outcome.failed else "not_a_number"
@@ -447,17 +436,12 @@ def _completion(request: Mapping[str, Any], messages: list[Mapping[str, Any]], r
         ]
     prompt_tokens = estimate_tokens(_json(request.get("messages")) + _json(request.get("tools") or []))
     completion_tokens = estimate_tokens(reply.content or _json(message["tool_calls"]))
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
     model = request.get("model")
     finish_reason = "tool_calls" if reply.calls else "stop"
     return {
-        "id": "chatcmpl-" + hashlib.sha256(_json(request).encode()).hexdigest()[:24],
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": model if isinstance(model, str) else MODEL_NAME,
+        "id": "chatcmpl-" + hashlib.sha256(_json(request).encode()).hexdigest()[:24], "object": "chat.completion",
+        "created": CREATED, "model": model if isinstance(model, str) else MODEL_NAME,
         "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
+        "usage": {**usage, "total_tokens": prompt_tokens + completion_tokens},
+    }  # fmt: skip

@@ -323,19 +323,13 @@ def tokenize(question: str) -> list[str | float]:
     text = _story(_everyday(question))
     for pattern, replacement in REWRITES:
         text = re.sub(pattern, replacement, text)
-    tokens: list[str | float] = []
-    for token in _TOKEN.findall(text):
-        if token[0].isdigit():
-            tokens.append(float(token))
-        elif not re.fullmatch(_WORD, token) or token in WORDS or token in VERBS or token in NOUNS:
-            tokens.append(token)
-    return tokens
+    known = [t for t in _TOKEN.findall(text) if not re.fullmatch(_WORD, t) or t in WORDS or t in VERBS or t in NOUNS]
+    return [float(token) if token[0].isdigit() else token for token in known]
 
 
 def parse_arithmetic(question: str) -> list[Op]:
     """The independent calculations the question asks for, in order; ``[]`` if it asks for none."""
-    tokens = tokenize(question)
-    if len(tokens) > MAX_TOKENS:
+    if len(tokens := tokenize(question)) > MAX_TOKENS:
         return []
     try:
         items = _Parser(tokens).question()
@@ -444,8 +438,7 @@ class _Parser:
             if precedence < min_precedence:
                 break
             self.take()
-            right = self.expression(precedence if right_associative else precedence + 1)
-            left = Op(operation, (left, right))
+            left = Op(operation, (left, self.expression(precedence if right_associative else precedence + 1)))
         return left
 
     def unary(self) -> Expr:

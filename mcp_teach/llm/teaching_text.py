@@ -130,9 +130,8 @@ def expression(expr: Expr) -> str:
 def _operand(expr: Expr, min_precedence: int) -> str:
     """An operand, bracketed if it binds less tightly than ``min_precedence``; negative numbers always are."""
     text = expression(expr)
-    if isinstance(expr, Op):
-        return f"({text})" if PRECEDENCE[expr.operation] < min_precedence else text
-    return f"({text})" if expr < 0 else text
+    loose = PRECEDENCE[expr.operation] < min_precedence if isinstance(expr, Op) else expr < 0
+    return f"({text})" if loose else text
 
 
 def equation(expr: Op, result: float) -> str:

@@ -78,8 +78,7 @@ class Tool:
 
     def parameters(self) -> list[str]:
         """Parameter names: ``required`` ones first (in that order), then the other properties."""
-        rest = [name for name in self.properties if name not in self.required]
-        return [*self.required, *rest]
+        return [*self.required, *(name for name in self.properties if name not in self.required)]
 
     def schema(self, parameter: str) -> Any:
         return self.properties.get(parameter, {})
@@ -108,8 +107,7 @@ def accepts(schema: Any, json_type: str) -> bool:
     branches = schema.get("anyOf") or schema.get("oneOf")
     if "type" not in schema and isinstance(branches, list):
         return any(accepts(branch, json_type) for branch in branches)
-    declared = schema.get("type")
-    if declared is None:
+    if (declared := schema.get("type")) is None:
         return True
     types = set(declared) if isinstance(declared, list) else {declared}
     return bool(types & ({"number", "integer"} if json_type == "number" else {"string"}))

@@ -241,6 +241,15 @@ async def log_levels(ctx: Context) -> str:
 # --- the tools with state, made per server ------------------------------------------------------------------
 
 
+async def announce_tools_changed(ctx: Context, bus: InMemorySubscriptionBus) -> None:
+    """Tell clients the tool list changed: 2025-11-25 with ``notifications/tools/list_changed`` on the calling
+    request's stream, 2026-07-28 with an event on the server's ``subscriptions/listen`` bus."""
+    if is_modern(ctx):
+        await bus.publish(ToolsListChanged())
+    else:
+        await ctx.send_notification(mcp_types.ToolListChangedNotification())
+
+
 def shout(text: str) -> str:
     """Say ``text`` loudly (the tool ``add_shout_tool`` adds at run time)."""
     return text.upper() + "!"
@@ -283,8 +292,7 @@ def build_assistant_server() -> FastMCP:
         echoed = ctx.request_state if is_modern(ctx) else None  # the plaintext the SDK unsealed and verified
         ask = unspent(echoed)  # a tool error if this ask was answered already: checked before anything else
         if note_id not in notes:
-            known = ", ".join(sorted(notes)) or "none left"
-            raise ToolError(f"Unknown note {note_id!r}: the notes are {known}.")
+            raise ToolError(f"Unknown note {note_id!r}: the notes are {', '.join(sorted(notes)) or 'none left'}.")
         confirm = {"type": "boolean", "title": "Delete it?", "description": "Tick to delete.", "default": False}
         request = elicit_form(f"Delete the note {note_id!r}? This cannot be undone.", {"confirm": confirm}, ["confirm"])
         if echoed is not None and json.loads(echoed)["delete"] == note_id:
@@ -333,10 +341,7 @@ def build_assistant_server() -> FastMCP:
         if any(tool.name == ADDED_TOOL for tool in await server.list_tools()):
             return f"The tool {ADDED_TOOL!r} is already there."
         server.tool(shout)
-        if is_modern(ctx):
-            await bus.publish(ToolsListChanged())
-        else:
-            await ctx.send_notification(mcp_types.ToolListChangedNotification())
+        await announce_tools_changed(ctx, bus)
         return f"Added the tool {ADDED_TOOL!r}: list the tools again to see it."
 
     tools = [

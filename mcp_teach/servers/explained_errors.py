@@ -91,12 +91,9 @@ def describe_invalid_params(method: str, error: PydanticValidationError) -> tupl
     problems: dict[str, dict[str, str]] = {}
     for item in error.errors():
         where = _field(item["loc"])
-        if item["type"] == "missing":
-            problem = {"field": where, "problem": "is missing"}
-        else:
-            rule = item["msg"].removeprefix("Input ")  # "should be a valid string"
-            problem = {"field": where, "problem": f"{rule} (got {short_repr(item['input'], 40)})"}
-        problems.setdefault(where, problem)
+        rule = item["msg"].removeprefix("Input ")  # "should be a valid string"
+        said = "is missing" if item["type"] == "missing" else f"{rule} (got {short_repr(item['input'], 40)})"
+        problems.setdefault(where, {"field": where, "problem": said})
     listed = "; ".join(f"{p['field']} {p['problem']}" for p in problems.values())
     return f"Invalid params for {method}: {listed}.", list(problems.values())
 

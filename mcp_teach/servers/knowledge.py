@@ -70,13 +70,14 @@ def document(doc_id: str, refusal: type[Exception] = KeyError) -> kb.Document:
     return documents[doc_id]
 
 
+#: ``search_documents``' ``top_k``: the range is advertised in the schema and checked in the function, so that the
+#: error names the whole range.
+TOP_K = Field(description="How many results, 1 to 20.", json_schema_extra={"minimum": 1, "maximum": 20})
+
+
 def search_documents(
     query: Annotated[str, Field(description="Words to look for, e.g. 'streamable http session'.")],
-    top_k: Annotated[
-        int,
-        # Advertised in the schema, checked in the function: the error then names the whole range.
-        Field(description="How many results, 1 to 20.", json_schema_extra={"minimum": 1, "maximum": 20}),
-    ] = 5,
+    top_k: Annotated[int, TOP_K] = 5,
 ) -> list[kb.SearchHit]:
     """Rank the documents by the query's words: 3 points per word in the title, 1 per word in the text."""
     try:

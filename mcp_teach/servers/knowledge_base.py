@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections import Counter
 from dataclasses import dataclass
 from importlib import resources
 
@@ -96,12 +95,9 @@ def search(query: str, top_k: int = 5) -> list[SearchHit]:
         raise ValueError(f"The query {query!r} has no words to search for: give one or more words, e.g. 'transport'.")
     hits = []
     for document in load_documents().values():
-        title_counts = Counter(words(document.title))
-        body_counts = Counter(words(document.text.split("\n", 1)[-1]))
-        in_title = sum(title_counts[term] for term in terms)
-        in_body = sum(body_counts[term] for term in terms)
-        score = TITLE_WEIGHT * in_title + in_body
-        if score:
+        in_title = sum(word in terms for word in words(document.title))
+        in_body = sum(word in terms for word in words(document.text.split("\n", 1)[-1]))
+        if score := TITLE_WEIGHT * in_title + in_body:
             hits.append(SearchHit(document.doc_id, document.title, score, in_title, in_body))
     hits.sort(key=lambda hit: (-hit.score, hit.doc_id))
     return hits[:top_k]
