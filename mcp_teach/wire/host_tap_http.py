@@ -17,7 +17,8 @@ The recording gets records as things happen (:mod:`mcp_teach.wire.host_tap_write
 :mod:`mcp_teach.wire.redact`: credential headers (``Authorization``, cookies, ``X-Auth-Token``...), OAuth
 codes, verifiers and tokens in URLs, ``Location`` headers, form, multipart and JSON bodies and event-stream data
 (after decoding), and key-like strings anywhere. A body or an event over
-:data:`~mcp_teach.wire.host_tap_writer.RECORD_LIMIT` is cut in its record (``truncated_from`` says its size).
+:data:`~mcp_teach.wire.host_tap_writer.RECORD_LIMIT` is cut in its record (``truncated_from`` says its size);
+while it passes, the tap holds it whole, as the host's client does.
 """
 
 from __future__ import annotations

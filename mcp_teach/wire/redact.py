@@ -5,7 +5,8 @@ call the functions here, so a credential hidden in one place is hidden in all. A
 searched (:func:`redact_body`): JSON decoded, so an escaped credential (``"AT\\/…"``) or member name
 (``access\\u005ftoken``) is seen as what it says; an event stream's events with their ``data:`` lines joined; a
 multipart form's fields, by the standard library's ``email`` parser; a form's parameters, whatever its content type.
-Two kinds of rules then apply:
+Text that is not JSON (a body cut short, a log line quoting JSON) gets the text rules only, which read a quoted
+value up to its first quote or backslash. Two kinds of rules then apply:
 
 - by name: OAuth parameters and JSON members (:func:`is_secret_field`, and names whose last word says credential:
   ``auth_token``, ``sessionToken``, ``passphrase``), credential-like header names (:func:`is_credential_header`),
@@ -287,11 +288,11 @@ def _redact_part(part: str, mask: Mask) -> str:
     any other redacted by its own content type."""
     from email import parser, utils  # only for multipart bodies: the stdio tap starts without them
 
-    head, blank, body = part.partition("\r\n\r\n")
+    head, body = re.fullmatch(r"(.*?\n\r?\n|)(.*)", part, re.DOTALL).groups()  # its headers and blank line, its value
     fields = parser.HeaderParser().parsestr(head.strip())
     name = utils.collapse_rfc2231_value(fields.get_param("name", "", "content-disposition"))
-    body = f"{mask(name)}\r\n" if blank and _is_secret_parameter(name) else body
-    return redact_text(head + blank, mask=mask) + redact_body(body, fields.get_content_type(), mask=mask)
+    body = f"{mask(name)}\r\n" if head and _is_secret_parameter(name) else body
+    return redact_text(head, mask=mask) + redact_body(body, fields.get_content_type(), mask=mask)
 
 
 def redact_body(text: str, content_type: str, *, mask: Mask = redacted) -> str:

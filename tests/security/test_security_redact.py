@@ -45,6 +45,12 @@ ATTACKS = {
         ["id: 7"],
     ),
     "multipart-client-secret": ("multipart/form-data; boundary=XyZ", MULTIPART, ["mp-secret-Lr52", "mp-json-Qe6"], []),
+    "multipart-lf-only": (
+        'multipart/form-data; boundary="a b"',
+        "--a b\nContent-Disposition: form-data; name*=utf-8''client%5Fsecret\n\nmp-lf-Tt5\n--a b--\n",
+        ["mp-lf-Tt5"],
+        [],
+    ),
     "json-credential-keys": (
         "application/json",
         json.dumps({**SESSION_KEYS, "passphrase": "k-pph-5e", "progressToken": "p-1"}),
