@@ -231,16 +231,16 @@ def tap(argv: list[str]) -> int:
         parser.error("an HTTP tap needs both --listen and --upstream, and no '-- COMMAND'")
     if not http and not command:
         parser.error("give the server command after '--', or --listen and --upstream for HTTP")
-    if http:
-        from mcp_teach.wire.host_tap_http import run_http_tap
+    try:
+        if http:
+            from mcp_teach.wire.host_tap_http import run_http_tap
 
-        try:
             return run_http_tap(args.out, args.listen, args.upstream)
-        except ValueError as error:
-            parser.error(str(error))
-    from mcp_teach.wire.host_tap_stdio import run_stdio_tap
+        from mcp_teach.wire.host_tap_stdio import run_stdio_tap
 
-    return run_stdio_tap(args.out, command)
+        return run_stdio_tap(args.out, command)
+    except (ValueError, OSError) as error:  # a bad --listen or --upstream, a recording or port not to be had
+        parser.error(str(error))
 
 
 def _seconds(text: str) -> float:

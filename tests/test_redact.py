@@ -160,6 +160,11 @@ def test_lesson_12_placeholders_come_from_the_same_rules():
         (["srv", "--auth", "--verbose"], ["srv", "--auth", "--verbose"]),  # a flag without a value
         (["srv", "--max-tokens", "100", "-p", "8"], ["srv", "--max-tokens", "100", "-p", "8"]),
         (["env", "GITHUB_TOKEN=v", "srv"], ["env", f"GITHUB_TOKEN={REDACTED}", "srv"]),
+        (
+            ["srv", "-k", "v", "--bearer", "v", "--pin", "1"],
+            ["srv", "-k", REDACTED, "--bearer", REDACTED, "--pin", REDACTED],
+        ),
+        (["srv", "--pass", "v", "-", "--", "x"], ["srv", "--pass", REDACTED, "-", "--", "x"]),
     ],
 )
 def test_credential_arguments(argv, expected):
@@ -175,7 +180,38 @@ def test_credential_arguments(argv, expected):
         ("Authorization: Basic dXNlcjpwYXNz", f"Authorization: Basic {REDACTED}"),
         ("postgres://user:hunter2@db/x", f"postgres://{REDACTED}@db/x"),
         ("Basic arithmetic", "Basic arithmetic"),
+        ("client_id: app\nclient_secret: 's 1'\n", f"client_id: app\nclient_secret: {REDACTED}\n"),  # YAML
+        ("not a real key: the lesson wrote it", "not a real key: the lesson wrote it"),  # prose
+        ("<a:Password x='1'>pw</a:Password>", f"<a:Password x='1'>{REDACTED}</a:Password>"),
+        (
+            '<input value="v" type="hidden" name="csrf_token">',
+            f'<input value={REDACTED} type="hidden" name="csrf_token">',
+        ),
     ],
 )
 def test_credentials_in_free_text_by_name(text, expected):
     assert redact_text(text) == expected
+
+
+def test_json_members_are_judged_by_their_words_and_what_teaches_stays():
+    value = {"sessionToken": "s", "private_key": "k", "pin": 1234, "progressToken": "p", "code": -32602, "ok": True}
+    assert redact_json(value) == {**value, "sessionToken": REDACTED, "private_key": REDACTED, "pin": REDACTED}
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "expected"),
+    [
+        ('{"access\\u005ftoken": "a\\/b"}', "application/json", f'{{"access_token": "{REDACTED}"}}'),
+        ('{"a":1,"b":"c"}', "application/json", '{"a":1,"b":"c"}'),  # nothing hidden: left as written
+        ("code=c0de", "text/plain", f"code={REDACTED}"),  # a form, whatever its type says
+        ("exit code=3 at line 2", "text/plain", "exit code=3 at line 2"),
+        (
+            'event: message\r\ndata: {"token":\r\ndata: "t"}\r\n\r\n',
+            "text/event-stream",
+            f'event: message\ndata: {{"token": "{REDACTED}"}}\n\n',
+        ),
+        ('data: {"a": 1}\r\n\r\n', "text/event-stream", 'data: {"a": 1}\r\n\r\n'),
+    ],
+)
+def test_a_body_is_parsed_before_its_text_is_searched(body, content_type, expected):
+    assert redact_body(body, content_type) == expected

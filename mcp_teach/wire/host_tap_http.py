@@ -7,21 +7,25 @@ chunk by chunk, so streamed progress and server requests reach the host as promp
 directly. Only ``Host`` is set to the upstream's, and hop-by-hop headers (``Connection``…) stay with
 each hop, as for any proxy. In front of it stands the course servers' Host/Origin guard
 (:func:`~mcp_teach.transports.http_app.host_origin_guard`): a tap rewrites ``Host`` to the upstream's, so without
-its own guard a DNS-rebinding page would reach the upstream through it.
+its own guard a DNS-rebinding page would reach the upstream through it. It listens on loopback only: it has no
+credential of its own, so on another interface anyone who reached it would use the upstream as the host does
+(with the host's session) and have it recorded, and the guard could not tell a foreign ``Host`` from a real one.
 
 The recording gets records as things happen (:mod:`mcp_teach.wire.host_tap_writer`): ``http-request``,
 ``http-response``, then ``sse-event`` per event or one ``http-body``, then ``http-end``, all with the
 ``exchange`` number they belong to. Credentials are redacted in the recording only, by
 :mod:`mcp_teach.wire.redact`: credential headers (``Authorization``, cookies, ``X-Auth-Token``...), OAuth
-codes, verifiers and tokens in URLs, ``Location`` headers, form and JSON bodies and event-stream data, and
-key-like strings anywhere.
+codes, verifiers and tokens in URLs, ``Location`` headers, form, multipart and JSON bodies and event-stream data
+(after decoding), and key-like strings anywhere. A body or an event over
+:data:`~mcp_teach.wire.host_tap_writer.RECORD_LIMIT` is cut in its record (``truncated_from`` says its size);
+while it passes, the tap holds it whole, as the host's client does.
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import itertools
+import re
 import signal
 import sys
 from dataclasses import asdict
@@ -33,10 +37,11 @@ import anyio
 import httpx2
 import uvicorn
 
+from mcp_teach.config import is_loopback
 from mcp_teach.transports.http_app import host_origin_guard
 from mcp_teach.transports.sockets import QUIET_UVICORN, bind_socket, server_url
-from mcp_teach.wire.host_tap_writer import TapWriter
-from mcp_teach.wire.redact import redact_body, redact_headers, redact_text, redact_url
+from mcp_teach.wire.host_tap_writer import TapWriter, capped
+from mcp_teach.wire.redact import redact_body, redact_event, redact_headers, redact_url
 from mcp_teach.wire.sse import EVENT_END, SseEvent, parse_event
 
 #: Headers that belong to one connection, not to the message (RFC 9110 section 7.6.1), plus Host.
@@ -47,38 +52,46 @@ HOP_BY_HOP = frozenset(
 TIMEOUTS = {"connect": 30.0, "read": None, "write": 30.0, "pool": 30.0}
 #: What the recording says of a block with no data (a comment, a keep-alive): no event is dispatched.
 NO_EVENT = SseEvent("message", "")
+#: An event's end in the bytes of a stream (its blank line is ASCII, never part of a UTF-8 character).
+EVENT_END_BYTES = re.compile(EVENT_END.pattern.encode())
 
 
 def parse_listen(listen: str) -> tuple[str, int]:
-    """``127.0.0.1:8010`` or ``[::1]:0`` → host and port."""
+    """``127.0.0.1:8010`` or ``[::1]:0`` → host and port; a loopback host only (see the module docstring)."""
     host, _, port = listen.rpartition(":")
     host = host.strip("[]")
     if not host or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"--listen wants HOST:PORT, e.g. 127.0.0.1:8010 (PORT 0: any free one), not {listen!r}")
+    if not is_loopback(host):  # anyone who reached the tap would use the upstream as the host, unauthenticated
+        raise ValueError(f"--listen {host} would open the tap to other machines: use --listen 127.0.0.1:PORT")
     return host, int(port)
 
 
 class _EventRecorder:
-    """Splits a streamed ``text/event-stream`` body into events and records each one as it completes."""
+    """Splits a streamed ``text/event-stream`` body into events and records each one as it completes.
+
+    An event is held until it ends, as the host's own client holds it; its record keeps what a record holds.
+    """
 
     def __init__(self, writer: TapWriter, exchange: int) -> None:
         self._writer = writer
         self._exchange = exchange
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._pending = ""
+        self._pending = bytearray()
 
     def feed(self, chunk: bytes, *, final: bool = False) -> None:
-        self._pending += self._decoder.decode(chunk, final=final)
-        while match := EVENT_END.search(self._pending):
-            block, self._pending = self._pending[: match.end()], self._pending[match.end() :]
-            self._record(block)
+        searched = max(0, len(self._pending) - 3)  # an event's end may begin in the previous chunk
+        self._pending += chunk
+        while match := EVENT_END_BYTES.search(self._pending, searched):
+            self._record(bytes(self._pending[: match.end()]))
+            del self._pending[: match.end()]
+            searched = 0
         if final and self._pending:
-            self._record(self._pending)  # a stream cut off in the middle of an event
-            self._pending = ""
+            self._record(bytes(self._pending))  # a stream cut off in the middle of an event
 
-    def _record(self, block: str) -> None:
-        raw = redact_text(block)
-        self._writer.write("sse-event", exchange=self._exchange, **asdict(parse_event(raw) or NO_EVENT), raw=raw)
+    def _record(self, block: bytes) -> None:
+        record = capped("raw", block, redact_event)
+        event = asdict(parse_event(record["raw"]) or NO_EVENT)
+        self._writer.write("sse-event", exchange=self._exchange, **event, **record)
 
 
 class TapProxy:
@@ -127,7 +140,7 @@ class TapProxy:
             url=redact_url(self._origin + target),
             http_version=f"HTTP/{scope.get('http_version', '1.1')}",
             headers=redact_headers(sent),
-            body=redact_body(body.decode("utf-8", "replace"), sent.get("content-type", "")),
+            **capped("body", body, redact_body, sent.get("content-type", "")),
         )
         try:
             response = await self._transport.handle_async_request(request)
@@ -171,9 +184,8 @@ class TapProxy:
                 if events is not None:
                     events.feed(b"", final=True)
                 else:
-                    text = b"".join(chunks).decode("utf-8", "replace")
-                    body = redact_body(text, upstream_headers.get("content-type", ""))
-                    self._writer.write("http-body", exchange=number, body=body)
+                    body = capped("body", b"".join(chunks), redact_body, upstream_headers.get("content-type", ""))
+                    self._writer.write("http-body", exchange=number, **body)
                 if group.cancel_scope.cancel_called:
                     error = error or "the client disconnected"
                 self._writer.write("http-end", exchange=number, error=error)

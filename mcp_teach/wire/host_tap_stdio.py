@@ -11,7 +11,9 @@ A line that is not JSON is kept as ``{"type": "raw", …, "direction": …, "tex
 bytes as ``\\udcXX``), a log line on stderr as ``{"type": "stderr", …, "text": "…"}``, and the server's exit
 as ``{"type": "exit", …, "code": N}``. Credentials are redacted in the recording, never on the wire
 (:mod:`mcp_teach.wire.redact`): in messages, lines and stderr, and in the recorded command line
-(``--api-key V``, ``--token=V``, ``OPENAI_API_KEY=…``); a private key printed on stderr is hidden line by line.
+(``--api-key V``, ``--token=V``, ``-k V``, ``OPENAI_API_KEY=…``); a private key printed on stderr is hidden line
+by line. A line over :data:`~mcp_teach.wire.host_tap_writer.RECORD_LIMIT` is cut in its record (``truncated_from``
+says its size).
 :func:`mcp_teach.wire.host_tap_recording.load_tap` opens the file as a ``Capture``.
 
 Standard library only (plus the course's standard-library modules): a host starts this per connection.
@@ -29,7 +31,7 @@ import threading
 from pathlib import Path
 from typing import IO, Literal
 
-from mcp_teach.wire.host_tap_writer import TapWriter
+from mcp_teach.wire.host_tap_writer import RECORD_LIMIT, TapWriter, capped
 from mcp_teach.wire.redact import PEM_BEGIN, PEM_END, REDACTED, redact_argv, redact_json, redact_text
 
 Stream = Literal["stdin", "stdout", "stderr"]
@@ -51,18 +53,20 @@ class MessageRecorder:
         self._in_private_key = False
 
     def record(self, stream: Stream, line: bytes) -> None:
-        text = line.decode("utf-8", "surrogateescape")
+        """One line: a line too long for a record is kept as a cut ``raw`` one, even if it is JSON."""
         if stream == "stderr":
-            self._writer.write("stderr", ascii_only=True, text=self._log_line(text))
+            record = capped("text", line, self._log_line, errors="surrogateescape")
+            self._writer.write("stderr", ascii_only=True, **record)
             return
         try:
-            message = json.loads(line)
+            message = json.loads(line) if len(line) <= RECORD_LIMIT else None
         except ValueError:  # not JSON, or not UTF-8
             message = None
         if isinstance(message, dict | list):  # an object, or a batch
             self._writer.write("jsonrpc", direction=DIRECTIONS[stream], message=redact_json(message))
         else:
-            self._writer.write("raw", ascii_only=True, direction=DIRECTIONS[stream], text=redact_text(text))
+            record = capped("text", line, redact_text, errors="surrogateescape")
+            self._writer.write("raw", ascii_only=True, direction=DIRECTIONS[stream], **record)
 
     def _log_line(self, text: str) -> str:
         """``text`` redacted; the lines of a private key (one record each on stderr) all become ``[REDACTED]``."""

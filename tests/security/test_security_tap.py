@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import re
 import stat
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from urllib.parse import quote
 
 import anyio
 import httpx2
+import pytest
 from fastmcp.client.transports import StreamableHttpTransport
 from support import HANG_TIMEOUT
 
@@ -148,3 +151,62 @@ def test_the_stdio_tap_records_no_credential_from_arguments_or_stderr(tmp_path):
     assert recorded.log == ["OPENAI_API_KEY=[REDACTED]\n", "connecting with [REDACTED]\n", *["[REDACTED]\n"] * 3]
     assert_absent([API_KEY, TOKEN, GITHUB_SHAPED, PEM_BODY], out.read_text())
     assert mode_of(out) == 0o600
+
+
+def test_the_stdio_tap_hides_short_and_uncommon_credential_options_and_tool_arguments(tmp_path):
+    out = tmp_path / "options.jsonl"
+    options = ["-k", "ok-1a7", "--bearer", "ob-2b8", "--pass", "op-3c9", "--pin", "49518273", "--port", "8"]
+    arguments = {"pin": "73162948", "passphrase": "pp-4d0", "auth_token": "at-5e1", "sessionToken": "st-6f2"}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "login", "arguments": arguments}}
+    line = json.dumps(call).encode() + b"\n"
+    server = [PYTHON, "-c", "import sys; sys.stdout.write(sys.stdin.readline())", *options]
+    done = subprocess.run(
+        [MCP_TEACH, "tap", "--out", str(out), "--", *server], input=line, capture_output=True, timeout=HANG_TIMEOUT
+    )
+    assert done.returncode == 0 and done.stdout == line  # the server and the host still get everything
+    recorded = load_tap(out)
+    assert recorded.header["command"][-10:] == [
+        *("-k", "[REDACTED]", "--bearer", "[REDACTED]", "--pass", "[REDACTED]", "--pin", "[REDACTED]", "--port", "8")
+    ]
+    assert [message.message["params"]["arguments"] for message in recorded.messages] == [
+        dict.fromkeys(arguments, "[REDACTED]")
+    ] * 2
+    assert_absent([*options[1:8:2], *arguments.values()], out.read_text())
+
+
+def test_one_huge_stdio_line_is_cut_in_the_recording_which_says_so(tmp_path):
+    out = tmp_path / "huge.jsonl"
+    pad = "x" * (1024 * 1024 - 40)  # the credential straddles the first mebibyte
+    line = f'{{"pad": "{pad}", "access_token": "cut-Secret-4Hq8", "more": "{"y" * 1024 * 1024}"}}\n'.encode()
+    server = [PYTHON, "-c", "import sys; sys.stdout.write(sys.stdin.readline())"]
+    done = subprocess.run(
+        [MCP_TEACH, "tap", "--out", str(out), "--", *server], input=line, capture_output=True, timeout=HANG_TIMEOUT
+    )
+    assert done.returncode == 0 and done.stdout == line
+    records = [json.loads(text) for text in out.read_text().splitlines()]
+    cut = [record for record in records if record["type"] == "raw"]
+    assert len(cut) == 2 and all(record["truncated_from"] == len(line) for record in cut)
+    assert out.stat().st_size < 2 * (1024 * 1024 + 4096) and "4Hq8" not in out.read_text()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="making another user's file needs root")
+def test_a_recording_file_another_user_created_is_refused(tmp_path):
+    out = tmp_path / "theirs.jsonl"
+    out.touch()
+    os.chown(out, 65534, 65534)  # nobody's, writable by all: whoever planted it reads what the tap would record
+    out.chmod(0o666)
+    done = subprocess.run(
+        [MCP_TEACH, "tap", "--out", str(out), "--", PYTHON, "-c", "pass"], capture_output=True, timeout=HANG_TIMEOUT
+    )
+    assert done.returncode == 2 and out.read_bytes() == b""
+    assert b"belongs to another user" in done.stderr and b"Traceback" not in done.stderr
+
+
+def test_the_http_tap_listens_on_loopback_only(tmp_path, cli_server):
+    out = tmp_path / "open.jsonl"
+    upstream = "http://127.0.0.1:9/mcp"
+    tap = cli_server([MCP_TEACH, "tap", "--out", str(out), "--listen", "0.0.0.0:0", "--upstream", upstream])
+    (said,) = tap.matches(re.compile(r"listening on|error: .*"))
+    assert said.group(0).startswith("error: --listen 0.0.0.0 would open the tap to other machines")
+    assert tap.process.wait(HANG_TIMEOUT) == 2
+    assert "use --listen 127.0.0.1:PORT" in tap.stop()[2] and not out.exists()
