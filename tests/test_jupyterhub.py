@@ -124,6 +124,8 @@ def test_the_systemd_unit_serves_on_loopback_with_the_class_secret():
     assert command[0] == "/opt/tljh/user/bin/mcp-teach"
     assert (served.command, served.transport, served.host) == ("serve", "streamable-http", "127.0.0.1")
     assert unit["Service"]["EnvironmentFile"] and unit["Service"]["DynamicUser"] == "yes"
+    # Below 1024, so no other user can listen there while the service is down; the service alone may.
+    assert served.port < 1024 and unit["Service"]["AmbientCapabilities"] == "CAP_NET_BIND_SERVICE"
 
 
 def test_nbgrader_course_writes_the_config_and_one_assignment_per_lesson_and_keeps_edits(tmp_path, capsys):
