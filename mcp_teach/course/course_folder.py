@@ -33,8 +33,10 @@ SOLUTIONS = "solutions"
 TEST_FILES = ("conftest.py", "nbval_sanitize.cfg")
 MANIFEST = ".mcp-teach-course.json"
 DEFAULT_FOLDER = Path("mcp-teach-course")
-#: Creates or empties a plain file; a link at the name fails the open (ELOOP) instead of being followed.
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+#: Creates or empties a plain file, bytes as they are (Windows); a link at the name fails the open (ELOOP) instead of
+#: being followed, and a FIFO fails at once instead of blocking.
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+_WRITE_FLAGS |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 class CourseFolderError(Exception):
