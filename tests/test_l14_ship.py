@@ -78,18 +78,28 @@ def test_each_host_config_parses_and_its_command_starts_the_server_through_the_t
     assert Path(entry["command"]).is_absolute() and entry["args"][:3] == ["tap", "--out", str(record)]
     if config is vscode_config:
         assert entry["type"] == "stdio" and entry["env"] == {"GITHUB_TOKEN": "${input:github-token}"}
-    messages = [initialize("2025-11-25"), INITIALIZED, TOOLS_LIST]
-    done = subprocess.run(  # as a host starts it: the command, its args, stdin and stdout as the pipes
+    server = subprocess.Popen(  # as a host starts it: the command, its args, stdin and stdout as the pipes
         [entry["command"], *entry["args"]],
-        input="".join(json.dumps(message) + "\n" for message in messages),
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=60,
         cwd=tmp_path,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr
-    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    answers = []
+    try:  # a host reads each answer before it closes stdin, however long the server takes to start
+        for message in (initialize("2025-11-25"), INITIALIZED, TOOLS_LIST):
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(server.stdout.readline()))
+    finally:
+        server.stdin.close()
+        returncode = server.wait(timeout=60)
+        stderr = server.stderr.read()
+        server.stdout.close()
+        server.stderr.close()
+    assert returncode == 0, stderr
     assert answers[0]["result"]["serverInfo"]["name"] == "mcp-teach-capstone"
     sent = [wire.message["method"] for wire in load_tap(record).messages if "method" in wire.message]
     assert sent == ["initialize", "notifications/initialized", "tools/list"]
