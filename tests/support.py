@@ -93,3 +93,28 @@ async def legacy_session():
         await client.call_tool("calculator_add", {"a": 1, "b": 2})
         await client.call_tool("calculator_divide", {"a": 1, "b": 0}, raise_on_error=False)
     return capture
+
+
+def talk_as_a_host(command: list[str], timeout: float = 60, **popen: Any) -> tuple[list[dict], int, str]:
+    """Start ``command`` as a host does (stdin and stdout as the pipes), send the 2025-11-25 handshake and
+    ``tools/list``, reading each answer before the next message, then close stdin: ``(answers, exit code, stderr)``."""
+    import subprocess
+
+    server = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
+    )
+    messages = [initialize("2025-11-25"), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    answers = []
+    try:
+        for message in [*messages, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]:
+            server.stdin.write(json.dumps(message) + "\n")
+            server.stdin.flush()
+            if "id" in message:
+                answers.append(json.loads(server.stdout.readline()))
+    finally:
+        server.stdin.close()
+        returncode = server.wait(timeout=timeout)
+        stderr = server.stderr.read()
+        server.stdout.close()
+        server.stderr.close()
+    return answers, returncode, stderr

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from fastmcp import Client
-from support import initialize
+from support import initialize, talk_as_a_host
 
 from mcp_teach.lessons.l14_ship import (
     ENTRY,
@@ -78,27 +77,7 @@ def test_each_host_config_parses_and_its_command_starts_the_server_through_the_t
     assert Path(entry["command"]).is_absolute() and entry["args"][:3] == ["tap", "--out", str(record)]
     if config is vscode_config:
         assert entry["type"] == "stdio" and entry["env"] == {"GITHUB_TOKEN": "${input:github-token}"}
-    server = subprocess.Popen(  # as a host starts it: the command, its args, stdin and stdout as the pipes
-        [entry["command"], *entry["args"]],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=tmp_path,
-    )
-    answers = []
-    try:  # a host reads each answer before it closes stdin, however long the server takes to start
-        for message in (initialize("2025-11-25"), INITIALIZED, TOOLS_LIST):
-            server.stdin.write(json.dumps(message) + "\n")
-            server.stdin.flush()
-            if "id" in message:
-                answers.append(json.loads(server.stdout.readline()))
-    finally:
-        server.stdin.close()
-        returncode = server.wait(timeout=60)
-        stderr = server.stderr.read()
-        server.stdout.close()
-        server.stderr.close()
+    answers, returncode, stderr = talk_as_a_host([entry["command"], *entry["args"]], cwd=tmp_path)
     assert returncode == 0, stderr
     assert answers[0]["result"]["serverInfo"]["name"] == "mcp-teach-capstone"
     sent = [wire.message["method"] for wire in load_tap(record).messages if "method" in wire.message]

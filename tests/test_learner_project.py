@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from fastmcp import Client
 from packaging.requirements import Requirement
-from support import initialize
+from support import talk_as_a_host
 
 from mcp_teach.display.console import console_script
 from mcp_teach.lessons.l13_project import PACKAGE, ServerModule, open_project, write_from_lesson
@@ -196,28 +196,8 @@ def test_each_host_entry_starts_it(installed, host, tmp_path) -> None:
     record = tmp_path / "session.jsonl"
     entry = host_entries(installed, record)[host]
     minimal = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **entry["env"]}  # what a host passes, little more
-    server = subprocess.Popen(
-        [entry["command"], *entry["args"]],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=tmp_path,
-        env=minimal,
-    )
-    answers = []
-    try:
-        for message in (initialize("2025-11-25"), None, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
-            if message is None:
-                server.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
-                continue
-            server.stdin.write(json.dumps(message) + "\n")
-            server.stdin.flush()
-            answers.append(json.loads(server.stdout.readline()))
-    finally:
-        server.stdin.close()
-        assert server.wait(timeout=TIMEOUT) == 0
-        server.stdout.close()
+    answers, returncode, stderr = talk_as_a_host([entry["command"], *entry["args"]], TIMEOUT, cwd=tmp_path, env=minimal)
+    assert returncode == 0, stderr
     assert answers[0]["result"]["serverInfo"]["name"] == "my-capstone"
     assert "test_simple_text" in [tool["name"] for tool in answers[1]["result"]["tools"]]
     if "tapped" in host:
