@@ -80,7 +80,7 @@ def test_the_capstone_is_left_out_of_the_mean_with_budgets_of_its_own(times) -> 
     capstone = lesson(times, "13_capstone", *[7.0] * 10)  # 70 s = 35 units, cells of 3.5 units
     short = lesson(times, "05_transports", 1.0, 1.0)
     assert times.is_capstone("13_capstone") and not times.is_capstone("06_latency_lab")
-    assert not times.is_capstone("14_web_api_and_shipping")  # the lesson after it has the ordinary budget
+    assert not times.is_capstone("14_web_api_and_shipping")  # the lesson after it counts in the mean
     assert times.lesson_mean([capstone, short]) == 2.0
     assert times.budget_breaches([capstone, short], UNIT) == []
     assert "(capstone 13_capstone left out)" in "\n".join(times.report([capstone, short], UNIT))
@@ -88,6 +88,18 @@ def test_the_capstone_is_left_out_of_the_mean_with_budgets_of_its_own(times) -> 
     assert times.budget_breaches([capstone, short], UNIT) == [
         "13_capstone (capstone): 39.10 units of cells > 36",
         "13_capstone cell 10: 4.10 units > 4  print(await check_server(...))",
+    ]
+
+
+def test_the_lesson_that_continues_the_project_has_the_capstones_cell_budget_and_counts_in_the_mean(times) -> None:
+    project = lesson(times, "14_web_api_and_shipping", 7.2, 2.0)  # its project's own pytest: 3.6 units
+    assert times.builds_the_project("14_web_api_and_shipping") and not times.builds_the_project("05_transports")
+    assert times.budget_breaches([project], UNIT) == []
+    assert times.lesson_mean([project]) == 9.2
+    project.cells += [times.CellTiming(2, 8.4, "tested = subprocess.run(")]
+    assert times.budget_breaches([project], UNIT) == [
+        "mean over 1 lesson (latency lab and capstone left out): 8.80 units of cells > 5",
+        "14_web_api_and_shipping cell 2: 4.20 units > 4  tested = subprocess.run(",
     ]
 
 
