@@ -20,6 +20,7 @@ in one process, so it is refused with several workers.
 from __future__ import annotations
 
 import functools
+import gc
 import multiprocessing
 import os
 import signal
@@ -104,6 +105,7 @@ def worker_app(settings: AppSettings) -> ASGIApp:
     _stop_with_parent()
     server = build_server(settings.server_name)
     app = guarded_http_app(server, settings.transport, settings.path, settings.host, settings.token, settings.stateless)
+    gc.freeze()  # it all lives as long as the worker: out of every full garbage collection (see AnnouncingServer)
     return _AnnounceReady(app, settings.server_name)
 
 
