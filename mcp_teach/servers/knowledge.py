@@ -5,8 +5,11 @@ model: the model calls ``search_documents``/``get_document``, the application re
 user picks a prompt. Lesson 07 writes ``add_resources``, ``add_template``, ``add_prompts``, ``add_completion`` and
 ``build_knowledge_server`` in its cells (exported here); lessons 10 and 11 start the server. ``add_errata`` (lesson
 07, *Going deeper*) adds a page that a tool changes and both eras' resource subscriptions, which fastmcp lacks.
-Run it with ``python -m mcp_teach.serve --server knowledge``; the documents and the ranking live in
-:mod:`mcp_teach.servers.knowledge_base`.
+Its errata are capped (:data:`MAX_ERRATA` of :data:`MAX_CORRECTION` characters) and a connection's subscriptions
+go when it ends, but while a session lasts it may watch any URI, as many as it likes: lesson 07 keeps it short,
+and ``mcp-teach serve`` never serves ``add_errata``. A server many people share bounds that too, as
+:func:`mcp_teach.servers.capstone.serve_subscriptions` does. Run it with ``python -m mcp_teach.serve --server
+knowledge``; the documents and the ranking live in :mod:`mcp_teach.servers.knowledge_base`.
 """
 
 # No ``from __future__ import annotations`` here: fastmcp compares a prompt parameter's annotation with ``str``
