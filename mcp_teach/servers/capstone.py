@@ -418,8 +418,8 @@ MAX_URI_LENGTH = 2048
 SUBSCRIPTIONS_PER_SESSION, SUBSCRIPTIONS_PER_PERSON = 16, 64
 #: How many 2026-07-28 ``subscriptions/listen`` streams one person may hold open at once.
 LISTEN_STREAMS_PER_PERSON = 8
-#: Resource URI -> {connection: a session on it}: who watches what, 2025-11-25 (lesson 07's ``watchers``).
-Watchers = dict[str, dict[object, ServerSession]]
+#: Connection -> {resource URI: a session on it}: who watches what, 2025-11-25 (lesson 07's ``watchers``).
+Watchers = dict[object, dict[str, ServerSession]]
 
 
 def _person(ctx: ServerRequestContext) -> str | None:
@@ -431,26 +431,19 @@ def _person(ctx: ServerRequestContext) -> str | None:
 def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Watchers, ListenHandler]:
     """Lesson 07's :func:`~mcp_teach.servers.knowledge.serve_subscriptions`, bounded for a server many share.
 
-    Lesson 07's ``resources/subscribe`` keeps any URI as long as the server runs, even after the session that asked
-    has ended: 30 subscriptions to 2 MB URIs held 126 MB. Here a URI must name a resource or fit a template (else
-    "Resource not found", -32002: 2025-11-25, server/resources, Error Handling; its Security Considerations: "Servers
-    MUST validate all resource URIs"), have at most :data:`MAX_URI_LENGTH` characters (-32602), and stay within
-    :data:`SUBSCRIPTIONS_PER_SESSION` and :data:`SUBSCRIPTIONS_PER_PERSON` (-32603, as the SDK refuses a listen
-    stream past its own limit). When the session ends (``DELETE``, its idle timeout, stdio's end) its
-    subscriptions go with it. A person holds at most :data:`LISTEN_STREAMS_PER_PERSON` listen streams. Without a
-    token everyone is one person; the limits are per process (``--workers N`` allows N times as many).
+    Lesson 07's ``resources/subscribe`` forgets a session's subscriptions when it ends (``DELETE``, its idle timeout,
+    stdio's end), but takes any URI, as many as asked: 30 subscriptions to 2 MB URIs held 126 MB while the session
+    lasted. Here a URI must name a resource or fit a template (else "Resource not found", -32002: 2025-11-25,
+    server/resources, Error Handling; its Security Considerations: "Servers MUST validate all resource URIs"), have
+    at most :data:`MAX_URI_LENGTH` characters (-32602), and stay within :data:`SUBSCRIPTIONS_PER_SESSION` and
+    :data:`SUBSCRIPTIONS_PER_PERSON` (-32603, as the SDK refuses a listen stream past its own limit). A person holds
+    at most :data:`LISTEN_STREAMS_PER_PERSON` listen streams. Without a token everyone is one person; the limits are
+    per process (``--workers N`` allows N times as many).
     """
     watchers, listen = knowledge.serve_subscriptions(mcp, bus)
     server = mcp._mcp_server
     subscribe = server.get_request_handler("resources/subscribe").handler
     listening: Counter[str | None] = Counter()  # person -> open listen streams
-
-    def drop(connection: object) -> None:
-        """``connection`` watches nothing any more; a URI nobody watches (also after an unsubscribe) is forgotten."""
-        for uri, sessions in list(watchers.items()):
-            sessions.pop(connection, None)
-            if not sessions:
-                del watchers[uri]
 
     async def bounded_subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> Any:
         connection, person, uri = ctx.session._connection, _person(ctx), params.uri
@@ -459,13 +452,10 @@ def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Wat
         if not (await mcp.get_resource(uri) or await mcp.get_resource_template(uri)):
             unknown = f"Unknown resource: {short_repr(uri)}. Subscribe to one that resources/list or a template gives."
             raise MCPError(resource_not_found_code(ctx.protocol_version), unknown)
-        if "mcp-teach watcher" not in connection.state:  # the connection's first subscription
-            connection.state["mcp-teach watcher"] = person
-            connection.exit_stack.callback(drop, connection)
-        drop(None)
-        mine = [watched for watched, sessions in watchers.items() if connection in sessions]
-        theirs = [c for sessions in watchers.values() for c in sessions if c.state["mcp-teach watcher"] == person]
-        if uri not in mine and (len(mine) >= SUBSCRIPTIONS_PER_SESSION or len(theirs) >= SUBSCRIPTIONS_PER_PERSON):
+        connection.state.setdefault("mcp-teach watcher", person)  # whose connection: counted per person below
+        mine = watchers.get(connection, {})
+        theirs = sum(len(watched) for c, watched in watchers.items() if c.state["mcp-teach watcher"] == person)
+        if uri not in mine and (len(mine) >= SUBSCRIPTIONS_PER_SESSION or theirs >= SUBSCRIPTIONS_PER_PERSON):
             limits = f"at most {SUBSCRIPTIONS_PER_SESSION} per session, {SUBSCRIPTIONS_PER_PERSON} per person"
             raise MCPError(INTERNAL_ERROR, f"Too many subscriptions ({limits}): unsubscribe, or end a session.")
         return await subscribe(ctx, params)

@@ -5,8 +5,11 @@ model: the model calls ``search_documents``/``get_document``, the application re
 user picks a prompt. Lesson 07 writes ``add_resources``, ``add_template``, ``add_prompts``, ``add_completion`` and
 ``build_knowledge_server`` in its cells (exported here); lessons 10 and 11 start the server. ``add_errata`` (lesson
 07, *Going deeper*) adds a page that a tool changes and both eras' resource subscriptions, which fastmcp lacks.
-Run it with ``python -m mcp_teach.serve --server knowledge``; the documents and the ranking live in
-:mod:`mcp_teach.servers.knowledge_base`.
+Its errata are capped (:data:`MAX_ERRATA` of :data:`MAX_CORRECTION` characters) and a connection's subscriptions
+go when it ends, but while a session lasts it may watch any URI, as many as it likes: lesson 07 keeps it short,
+and ``mcp-teach serve`` never serves ``add_errata``. A server many people share bounds that too, as
+:func:`mcp_teach.servers.capstone.serve_subscriptions` does. Run it with ``python -m mcp_teach.serve --server
+knowledge``; the documents and the ranking live in :mod:`mcp_teach.servers.knowledge_base`.
 """
 
 # No ``from __future__ import annotations`` here: fastmcp compares a prompt parameter's annotation with ``str``
@@ -40,6 +43,8 @@ IMAGE_URI = "docs://images/connection.png"
 TEMPLATE_URI = "docs://{doc_id}"
 #: The page ``add_errata`` adds: its contents change whenever ``report_erratum`` is called.
 ERRATA_URI = "docs://errata"
+#: The longest correction ``report_erratum`` takes, and how many the page holds: anyone can call the tool.
+MAX_CORRECTION, MAX_ERRATA = 500, 100
 #: The values of ``summarize_document``'s ``style``, and the instruction each one gives.
 STYLES = {
     "bullet": "as three to five short bullet points",
@@ -213,22 +218,26 @@ def build_knowledge_server() -> FastMCP:
 
 def serve_subscriptions(
     mcp: FastMCP, bus: InMemorySubscriptionBus
-) -> tuple[dict[str, dict[object, ServerSession]], ListenHandler]:
+) -> tuple[dict[object, dict[str, ServerSession]], ListenHandler]:
     """Both eras' ways to watch a resource: 2025-11-25's subscribe and unsubscribe, 2026-07-28's listen streams.
 
-    Returns the 2025-11-25 watchers (URI -> {connection: a session on it}) and the ``subscriptions/listen`` handler.
+    Returns the 2025-11-25 watchers (connection -> {URI: a session on it}) and the ``subscriptions/listen`` handler.
     """
-    watchers: dict[str, dict[object, ServerSession]] = {}
+    watchers: dict[object, dict[str, ServerSession]] = {}
 
     async def subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> mcp_types.EmptyResult:
         # A session is made per request; its connection is the client's, the same for all its requests.
-        watchers.setdefault(params.uri, {})[ctx.session._connection] = ctx.session
+        connection = ctx.session._connection
+        if connection not in watchers:  # its first subscription: when the connection ends, all of them go
+            watchers[connection] = {}
+            connection.exit_stack.callback(watchers.pop, connection, None)
+        watchers[connection][params.uri] = ctx.session
         return mcp_types.EmptyResult()
 
     async def unsubscribe(
         ctx: ServerRequestContext, params: mcp_types.UnsubscribeRequestParams
     ) -> mcp_types.EmptyResult:
-        watchers.get(params.uri, {}).pop(ctx.session._connection, None)
+        watchers.get(ctx.session._connection, {}).pop(params.uri, None)
         return mcp_types.EmptyResult()
 
     listen = ListenHandler(bus)
@@ -240,12 +249,13 @@ def serve_subscriptions(
 
 
 async def announce_update(
-    bus: InMemorySubscriptionBus, watchers: dict[str, dict[object, ServerSession]], uri: str
+    bus: InMemorySubscriptionBus, watchers: dict[object, dict[str, ServerSession]], uri: str
 ) -> None:
     """Tell whoever watches ``uri`` that it changed, in both eras."""
     await bus.publish(ResourceUpdated(uri))  # 2026-07-28: onto each listen stream that named the URI
-    for session in list(watchers.get(uri, {}).values()):  # 2025-11-25: each connection subscribed
-        await session.send_resource_updated(uri)
+    for watched in list(watchers.values()):  # 2025-11-25: each connection that subscribed to it
+        if uri in watched:
+            await watched[uri].send_resource_updated(uri)
 
 
 def add_errata(mcp: FastMCP) -> ListenHandler:
@@ -263,12 +273,14 @@ def add_errata(mcp: FastMCP) -> ListenHandler:
         return "# Errata\n" + "".join(f"\n- {line}" for line in errata)
 
     @mcp.tool(title="Report an erratum")
-    async def report_erratum(doc_id: str, correction: str) -> str:
+    async def report_erratum(doc_id: str, correction: Annotated[str, Field(max_length=MAX_CORRECTION)]) -> str:
         """Add a correction to docs://errata: whoever watches that page is told it changed."""
         try:
             document(doc_id)
         except KeyError as error:
             raise ToolError(error.args[0]) from None
+        if len(errata) >= MAX_ERRATA:
+            raise ToolError(f"{ERRATA_URI} is full ({MAX_ERRATA} corrections): read it, yours may be there already.")
         errata.append(f"{doc_id}: {correction}")
         await announce_update(bus, watchers, ERRATA_URI)
         return f"Erratum {len(errata)} added to {ERRATA_URI}."
