@@ -93,7 +93,7 @@ def repository_path(repository: str) -> str:
 
 def github_error(response: httpx2.Response, repository: str) -> ToolError:
     """What GitHub's refusal means and what to do next, in words a model can act on."""
-    message = response.text or response.reason_phrase  # the start of it, unless it is GitHub's JSON error body:
+    message = response.text or response.reason_phrase  # what it sent, unless it is GitHub's JSON error body
     with contextlib.suppress(ValueError, RecursionError, KeyError, TypeError):
         message = str(response.json()["message"])
     status, headers, message = response.status_code, response.headers, github_text(message)
