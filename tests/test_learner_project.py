@@ -7,7 +7,8 @@ nothing is downloaded but the build backend, which pip takes from its index as f
 the project's dependencies hold no JupyterLab, matplotlib, openai or mcp-teach; its own pytest passes; its
 ``my-capstone`` command, judged by URL, passes every scenario of both revisions; MCP Inspector's CLI lists its
 tools over stdio; each host entry starts it. The course's capstone, the reference solution, offers the same
-tools, resources and prompts, and its GitHub tool answers as the learner's does. ``server.py`` has no undefined
+tools, resources and prompts, and its GitHub tool answers as the learner's does (to a hostile upstream too:
+tests/security/test_github_tool.py asks both). ``server.py`` has no undefined
 or unused name, and ``pyproject.toml`` declares every package it imports.
 """
 

@@ -22,7 +22,7 @@ from mcp_teach.servers.github_facts import stored_responses
 SCENARIOS = ("live", "rate_limited", "secondary_rate_limited", "bad_credentials", "forbidden", "blocked")
 
 
-class GitHubReplay:
+class GitHubReplay(ThreadingHTTPServer):
     """``with GitHubReplay("rate_limited") as github:`` serves at :attr:`url` until the block ends."""
 
     def __init__(self, scenario: str = "live", *, delay: float = 0.0) -> None:
@@ -31,16 +31,11 @@ class GitHubReplay:
         self.scenario, self.delay = scenario, delay
         #: ``(path, headers)`` of every request, in arrival order.
         self.requests: list[tuple[str, dict[str, str]]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        super().__init__(("127.0.0.1", 0), ReplayHandler)
+        host, port = self.server_address[:2]
+        self.url = f"http://{host}:{port}"
         # shutdown() waits for serve_forever to look up (every 0.5 s by default): look often, stop at once.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="github-replay", daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def answer(self, path: str) -> dict[str, Any]:
         """The stored response (``status``, ``headers``, ``body``) this scenario gives to ``path``."""
@@ -50,35 +45,34 @@ class GitHubReplay:
         known = f"/repos/{responses['repository']['body']['full_name']}"
         return responses["repository" if path.lower() == known.lower() else "not_found"]
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        replay = self
-
-        class Handler(BaseHTTPRequestHandler):
-            disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
-
-            def do_GET(self) -> None:
-                replay.requests.append((self.path, dict(self.headers.items())))
-                time.sleep(replay.delay)
-                stored = replay.answer(self.path)
-                body = json.dumps(stored["body"]).encode()
-                self.send_response(stored["status"])
-                for name, value in stored["headers"].items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(body)))
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
-                    self.end_headers()
-                    self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
-                pass
-
-        return Handler
-
     def __enter__(self) -> GitHubReplay:
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()  # waits for requests still being answered
+        self.shutdown()
+        self.server_close()  # waits for requests still being answered
         self._thread.join()
+
+
+class ReplayHandler(BaseHTTPRequestHandler):
+    """Answers each GET as the :class:`GitHubReplay` it serves for says, and keeps the request there."""
+
+    disable_nagle_algorithm = True  # headers and body leave at once, not 40 ms apart
+
+    def do_GET(self) -> None:
+        replay = self.server  # a GitHubReplay
+        replay.requests.append((self.path, dict(self.headers.items())))
+        time.sleep(replay.delay)
+        stored = replay.answer(self.path)
+        body = json.dumps(stored["body"]).encode()
+        self.send_response(stored["status"])
+        for name, value in stored["headers"].items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
+            self.end_headers()
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # no access log on stderr
+        pass
