@@ -40,18 +40,15 @@ class RequestTimeout(H11Protocol):
         self._timer.cancel()
         super().connection_lost(exc)
 
-    def _arriving(self) -> tuple[object, object] | None:
-        """The request still arriving (uvicorn's cycle and the client's state), or None if the client owes none.
+    def _look(self) -> None:
+        """Close the connection if the request that was arriving at the last look still is; else look again later.
 
-        Between two requests uvicorn's keep-alive timeout applies; a body the app does not read yet (reading paused)
-        is the server's delay, not the client's.
+        What is arriving: uvicorn's cycle and the client's state. Between two requests nothing is (uvicorn's
+        keep-alive timeout applies), nor while the app has not read the body yet (reading paused: the server's delay).
         """
         state = self.conn.their_state
         owed = state is h11.IDLE and (self.cycle is None or self.conn.trailing_data[0])  # a first or a begun request
-        return (self.cycle, state) if owed or (state is h11.SEND_BODY and not self.flow.read_paused) else None
-
-    def _look(self) -> None:
-        arriving = self._arriving()
+        arriving = (self.cycle, state) if owed or (state is h11.SEND_BODY and not self.flow.read_paused) else None
         if arriving is None or arriving != self._seen:
             self._seen, self._timer = arriving, self.loop.call_later(REQUEST_SECONDS, self._look)
             return
@@ -69,7 +66,8 @@ QUIET_UVICORN = {"log_level": "warning", "access_log": False, "timeout_graceful_
 
 def bind_socket(host: str = LOOPBACK, port: int = 0) -> socket.socket:
     """A listening-ready TCP socket (TCP_NODELAY on, as uvicorn sets it); port 0 picks a free one."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)  # SOCK_STREAM: TCP
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.set_inheritable(True)
