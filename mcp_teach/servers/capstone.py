@@ -34,7 +34,6 @@ The steps, in the lesson's order (and the scenarios that check each one):
 
 import base64
 import json
-from collections import Counter
 from typing import Any
 
 import mcp_types
@@ -42,7 +41,6 @@ from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.prompts import Message
 from fastmcp.utilities.types import Audio, Image
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.session import ServerSession
@@ -51,7 +49,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
 from mcp_teach.servers import knowledge
-from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern
+from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern, person_of, serve_listen
 from mcp_teach.servers.explained_errors import ExplainingFastMCP, short_repr
 from mcp_teach.servers.github_facts import add_github_tool
 from mcp_teach.servers.knowledge import announce_update
@@ -416,16 +414,8 @@ def add_more_input_required(mcp: FastMCP) -> None:
 MAX_URI_LENGTH = 2048
 #: How many resources one 2025-11-25 session may watch at once, and one person over all their sessions.
 SUBSCRIPTIONS_PER_SESSION, SUBSCRIPTIONS_PER_PERSON = 16, 64
-#: How many 2026-07-28 ``subscriptions/listen`` streams one person may hold open at once.
-LISTEN_STREAMS_PER_PERSON = 8
 #: Connection -> {resource URI: a session on it}: who watches what, 2025-11-25 (lesson 07's ``watchers``).
 Watchers = dict[object, dict[str, ServerSession]]
-
-
-def _person(ctx: ServerRequestContext) -> str | None:
-    """Whose request it is: its bearer token's client id (a student's name on a class server); None without one."""
-    user = getattr(ctx.request, "scope", {}).get("user")
-    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
 
 
 def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Watchers, ListenHandler]:
@@ -437,16 +427,15 @@ def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Wat
     server/resources, Error Handling; its Security Considerations: "Servers MUST validate all resource URIs"), have
     at most :data:`MAX_URI_LENGTH` characters (-32602), and stay within :data:`SUBSCRIPTIONS_PER_SESSION` and
     :data:`SUBSCRIPTIONS_PER_PERSON` (-32603, as the SDK refuses a listen stream past its own limit). A person holds
-    at most :data:`LISTEN_STREAMS_PER_PERSON` listen streams. Without a token everyone is one person; the limits are
-    per process (``--workers N`` allows N times as many).
+    only so many listen streams (:func:`.assistant.serve_listen`). Without a token everyone is one person; the
+    limits are per process (``--workers N`` allows N times as many).
     """
     watchers, listen = knowledge.serve_subscriptions(mcp, bus)
     server = mcp._mcp_server
     subscribe = server.get_request_handler("resources/subscribe").handler
-    listening: Counter[str | None] = Counter()  # person -> open listen streams
 
     async def bounded_subscribe(ctx: ServerRequestContext, params: mcp_types.SubscribeRequestParams) -> Any:
-        connection, person, uri = ctx.session._connection, _person(ctx), params.uri
+        connection, person, uri = ctx.session._connection, person_of(ctx), params.uri
         if len(uri) > MAX_URI_LENGTH:
             raise invalid_params(f"A resource URI has at most {MAX_URI_LENGTH} characters, not {len(uri)}.")
         if not (await mcp.get_resource(uri) or await mcp.get_resource_template(uri)):
@@ -460,19 +449,8 @@ def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Wat
             raise MCPError(INTERNAL_ERROR, f"Too many subscriptions ({limits}): unsubscribe, or end a session.")
         return await subscribe(ctx, params)
 
-    async def bounded_listen(ctx: ServerRequestContext, params: mcp_types.SubscriptionsListenRequestParams) -> Any:
-        person = _person(ctx)
-        if listening[person] >= LISTEN_STREAMS_PER_PERSON:
-            limit = f"at most {LISTEN_STREAMS_PER_PERSON} per person"
-            raise MCPError(INTERNAL_ERROR, f"Too many subscriptions/listen streams ({limit}): close one you can spare.")
-        listening[person] += 1
-        try:
-            return await listen(ctx, params)
-        finally:
-            listening[person] -= 1
-
     server.add_request_handler("resources/subscribe", mcp_types.SubscribeRequestParams, bounded_subscribe)
-    server.add_request_handler("subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, bounded_listen)
+    serve_listen(mcp, listen)
     return watchers, listen
 
 

@@ -26,11 +26,10 @@ The texts follow the published examples of these attacks (an ``<IMPORTANT>`` blo
 
 from __future__ import annotations
 
-import mcp_types
 from fastmcp import Context, FastMCP
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
-from mcp_teach.servers.assistant import announce_tools_changed
+from mcp_teach.servers.assistant import announce_tools_changed, serve_listen
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
 from mcp_teach.servers.workspace import NOTES_NAME, SECRET_NAME
 
@@ -76,8 +75,5 @@ def build_untrusted_server(*, rug_pull: bool = False) -> FastMCP:
     server.tool(get_fact)
     first, description = (add, HARMLESS_DESCRIPTION) if rug_pull else (_add, POISONED_DESCRIPTION)
     server.tool(first, name="add", description=description)
-    # fastmcp serves no subscriptions/listen: the mcp SDK's handler, fed by the bus (as the assistant server does)
-    server._mcp_server.add_request_handler(
-        "subscriptions/listen", mcp_types.SubscriptionsListenRequestParams, ListenHandler(bus)
-    )
+    serve_listen(server, ListenHandler(bus))  # the mcp SDK's handler, fed by the bus, as the assistant server does
     return server

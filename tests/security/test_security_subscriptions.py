@@ -23,8 +23,8 @@ from mcp.shared.exceptions import MCPError
 from support import HANG_TIMEOUT, initialize
 
 from mcp_teach.client import teaching_client
+from mcp_teach.servers.assistant import LISTEN_STREAMS_PER_PERSON
 from mcp_teach.servers.capstone import (
-    LISTEN_STREAMS_PER_PERSON,
     MAX_URI_LENGTH,
     SUBSCRIPTIONS_PER_PERSON,
     SUBSCRIPTIONS_PER_SESSION,
