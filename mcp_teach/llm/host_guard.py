@@ -171,8 +171,7 @@ class Host:
         if name not in self._routes:
             return _refusal(f"The host has no tool {name!r} (listed: {', '.join(self._routes) or 'none'}).")
         server, tool = self._routes[name]
-        refused = self._refused(server, tool, arguments)
-        if refused:
+        if refused := self._refused(server, tool, arguments):
             self.decisions.append(f"refused {server}/{name}: {refused}")
             return _refusal(f"The host refused this call: {refused}.")
         result = await self.clients[server].call_tool(name, arguments, raise_on_error=raise_on_error)

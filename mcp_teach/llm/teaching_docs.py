@@ -326,8 +326,7 @@ def respond(
         return Reply(text.say("call_failed", chinese, tool=retrieval.reader.name, text=failure))
     if not (finds := [e for e in exchanges if e.name == retrieval.finder.name]):
         return Reply(calls=((retrieval.finder.name, retrieval.finder_arguments(question)),))
-    outcome = read_result(finds[-1].content)
-    if outcome.failed:
+    if (outcome := read_result(finds[-1].content)).failed:
         return Reply(text.say("call_failed", chinese, tool=retrieval.finder.name, text=outcome.text))
     listed = content_text(finds[-1].content)
     if (found := _best_listed(listed, question) if retrieval.lists else _first_hit(listed)) is None:
