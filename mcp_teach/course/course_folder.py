@@ -119,11 +119,9 @@ def plan_copy(source: Path, folder: Path) -> Plan:
     """Compare ``folder`` with the course in ``source``; refuses a folder it cannot or must not write into."""
     if folder.exists() and not folder.is_dir():
         raise CourseFolderError(f"{folder} is a file, not a folder: name a folder (it is created if missing)")
-    for parent in folder.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise CourseFolderError(f"{parent} is a file, so {folder} cannot be made: name another folder")
-            break
+    parent = next((parent for parent in folder.parents if parent.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise CourseFolderError(f"{parent} is a file, so {folder} cannot be made: name another folder")
     files = course_files(source)
     refuse_links(folder, files)
     manifest = read_manifest(folder) if folder.is_dir() else None
@@ -137,12 +135,10 @@ def plan_copy(source: Path, folder: Path) -> Plan:
         return Plan(folder, first_copy=True, new=list(files))
     plan = Plan(folder, first_copy=False)
     for name, path in files.items():
-        target = folder / name
-        if not target.is_file():
+        found = digest(folder / name) if (folder / name).is_file() else None
+        if found is None:
             plan.new.append(name)
-            continue
-        found, wanted = digest(target), digest(path)
-        if found == wanted:
+        elif found == digest(path):
             plan.current.append(name)
         elif found != manifest.get(name):
             plan.edited.append(name)
