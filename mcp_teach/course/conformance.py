@@ -438,8 +438,7 @@ def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool
     """The pass/fail table, at most ``width`` characters a line: one row per scenario, each failing (or warning)
     check's message below its scenario (scored scenarios only: the suite never counts the others), then the
     counts. ``problems_only``: only the scored scenarios that did not pass (a whole revision fits a screen)."""
-    name_width = max([len("scenario"), *(len(result.scenario) for result in report.results)])
-    name_width = min(name_width, width - 30)
+    name_width = min(max([len("scenario"), *(len(result.scenario) for result in report.results)]), width - 30)
     header = f"Conformance {report.revision} against {report.url}"[:width]
     lines = [header, f"{'scenario':<{name_width}}  status  checks", "-" * min(width, name_width + 22)]
     shown = [result for result in report.scored if result.status != "PASS"] if problems_only else report.results
@@ -451,9 +450,7 @@ def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool
         for check in (*result.failures, *result.warnings) if result.scored else ():
             text = f"{check.status.lower()} {check.id}: {check.message or '(no message)'}"
             lines += textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      ")
-    scored = report.scored
-    passed = sum(result.passed for result in scored)
-    summary = f"{passed}/{len(scored)} scored scenarios passed"
+    summary = f"{sum(result.passed for result in report.scored)}/{len(report.scored)} scored scenarios passed"
     if report.failed:
         summary += f"; failed: {', '.join(report.failed)}"
     lines += textwrap.wrap(f"{summary} ({report.seconds:.1f} s).", width)

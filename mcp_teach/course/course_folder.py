@@ -173,8 +173,7 @@ def carry_out(plan: Plan, source: Path, update: bool) -> list[str]:
 
 def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
     """What happened, one line per kind of file, for the student."""
-    version = mcp_teach.__version__
-    folder = plan.folder
+    version, folder = mcp_teach.__version__, plan.folder
     if plan.first_copy:
         lessons = sum(1 for name in written if "/" not in name and name.endswith(".ipynb"))
         return [
@@ -212,8 +211,7 @@ def copy_course(
     """Copy the course into a new ``folder``, or bring an earlier copy up to date with ``update``; say what it did."""
     source = course_source(sources)
     plan = plan_copy(source, folder)
-    written = carry_out(plan, source, update)
-    for line in describe(plan, written, update):
+    for line in describe(plan, carry_out(plan, source, update), update):
         say(line)
     return plan
 

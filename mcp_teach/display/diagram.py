@@ -97,8 +97,7 @@ def _jsonrpc_label(number: int, message: dict[str, Any], kind: str, answers: str
         return f"#{number} invalid message"
     of = f"of {answers}" if answers else f"(id={message.get('id')})"
     if kind == "error":
-        code = (message.get("error") or {}).get("code", "")
-        return f"#{number} error {code} {of}"
+        return f"#{number} error {(message.get('error') or {}).get('code', '')} {of}"
     return f"#{number} result {of}" + (" (isError)" if is_error(message) else "")
 
 

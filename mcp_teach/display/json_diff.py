@@ -151,8 +151,7 @@ class CaptureDiff(PlainText):
         if self.identical:
             captures = "both captures" if len(self.names) == 2 else f"all {len(self.names)} captures"
             return f"identical: all {count} messages are equal in {captures} (as JSON values)"
-        differing = len({number for number, _, _ in self.differences()})
-        return f"{differing} of {count} positions differ"
+        return f"{len({number for number, _, _ in self.differences()})} of {count} positions differ"
 
     def _table(self) -> PlainText:
         header = ["#", "direction", f"message ({self.names[0]})", *self.names[1:]]

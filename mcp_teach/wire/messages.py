@@ -97,8 +97,7 @@ class WireMessage:
         return (self.direction, self.at, self.message) == (other.direction, other.at, other.message)
 
     def __repr__(self) -> str:
-        label = self.method or self.kind
-        return f"<WireMessage {self.direction} {label} id={self.id!r}>"
+        return f"<WireMessage {self.direction} {self.method or self.kind} id={self.id!r}>"
 
 
 @dataclass
