@@ -157,23 +157,14 @@ CLEANUP: tuple[tuple[str, Any], ...] = (
 
 #: Applied in order to the lower-cased question after :data:`EVERYDAY` and :func:`_story`: (pattern, replacement).
 REWRITES: tuple[tuple[str, Any], ...] = (
-    ("[×·]", " * "),
-    ("÷", " / "),
-    ("[−–]", " - "),  # minus sign and en dash
-    ("√", " sqrt "),
-    (r"\*\*", " ^ "),
-    (r"(?<=\d)\s*x\s*(?=\d)", " * "),  # 3x4, 3 x 4
+    # Symbols: × and ·, ÷, the minus sign and the en dash, √, **, 3x4 and 3 x 4
+    ("[×·]", " * "), ("÷", " / "), ("[−–]", " - "), ("√", " sqrt "), (r"\*\*", " ^ "), (r"(?<=\d)\s*x\s*(?=\d)", " * "),
     # English
     (r"\b(?:and then|after that|afterwards)\b", " then "),
-    (r"\b(?:raised )?to the power(?: of)?\b|\braised to\b", " ^ "),
-    (r"\bsquare root(?: of)?\b", " sqrt "),
-    (r"\bsquared\b", " ^ 2 "),
-    (r"\bcubed\b", " ^ 3 "),
-    (r"\bdivided by\b|\bover\b", " / "),
-    (r"\bmultiplied by\b|\btimes\b", " * "),
-    (r"\bplus\b", " + "),
-    (r"\bminus\b", " - "),
-    (r"\bmod(?:ulo)?\b", " % "),
+    (r"\b(?:raised )?to the power(?: of)?\b|\braised to\b", " ^ "), (r"\bsquare root(?: of)?\b", " sqrt "),
+    (r"\bsquared\b", " ^ 2 "), (r"\bcubed\b", " ^ 3 "),
+    (r"\bdivided by\b|\bover\b", " / "), (r"\bmultiplied by\b|\btimes\b", " * "), (r"\bplus\b", " + "),
+    (r"\bminus\b", " - "), (r"\bmod(?:ulo)?\b", " % "),
     (r"\b(?:the )?(?:result|answer|value) of\b", " "),  # "the result of 1 + 2" is just "1 + 2"
     (r"\b(?:the result|the answer)\b", " it "),
     # Chinese: "3和4相乘", "3与4的和" (two numbers, then the operation)
@@ -181,20 +172,12 @@ REWRITES: tuple[tuple[str, Any], ...] = (
     (rf"({_NUMBER})\s*[和与跟]\s*({_NUMBER})\s*(?:相减|的差|之差)", r" \1 - \2 "),
     (rf"({_NUMBER})\s*[和与跟]\s*({_NUMBER})\s*(?:相乘|的乘?积|之积)", r" \1 * \2 "),
     (rf"({_NUMBER})\s*[和与跟]\s*({_NUMBER})\s*(?:相除|的商|之商)", r" \1 / \2 "),
-    (rf"({_NUMBER})\s*的?\s*平方根", r" sqrt \1 "),  # 16的平方根
-    ("开根号|根号|开方", " sqrt "),
-    (rf"的\s*({_NUMBER})\s*次(?:方|幂)", r" ^ \1 "),  # 2的10次方
-    ("的平方", " ^ 2 "),
-    ("的立方", " ^ 3 "),
-    ("然后|接着|之后|随后|再", " then "),
-    ("加上|加", " + "),
-    ("减去|减掉|减", " - "),
-    ("乘以|乘上|乘", " * "),
-    ("除以|除", " / "),
-    ("取余|取模", " % "),
-    ("和|与|跟|以及|还有", " and "),
-    ("结果|它", " it "),
-)
+    # "16的平方根", "根号", "2的10次方", "的平方", "的立方"
+    (rf"({_NUMBER})\s*的?\s*平方根", r" sqrt \1 "), ("开根号|根号|开方", " sqrt "),
+    (rf"的\s*({_NUMBER})\s*次(?:方|幂)", r" ^ \1 "), ("的平方", " ^ 2 "), ("的立方", " ^ 3 "),
+    ("然后|接着|之后|随后|再", " then "), ("加上|加", " + "), ("减去|减掉|减", " - "), ("乘以|乘上|乘", " * "),
+    ("除以|除", " / "), ("取余|取模", " % "), ("和|与|跟|以及|还有", " and "), ("结果|它", " it "),
+)  # fmt: skip
 
 #: Verbs that come before their numbers: "add 2 and 3", "subtract 5 from 12".
 VERBS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide"}
