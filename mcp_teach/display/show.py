@@ -247,9 +247,7 @@ def _with_envelope_once(entries: list[Entry], envelope: bool) -> list[Entry]:
 
 def _choices(expand: bool | int | str | Iterable[int | str]) -> bool | tuple[int | str, ...]:
     """``expand`` as ``True``/``False`` or a tuple of numbers and names (one number or name alone is allowed)."""
-    if isinstance(expand, bool):
-        return expand
-    return (expand,) if isinstance(expand, int | str) else tuple(expand)
+    return expand if isinstance(expand, bool) else (expand,) if isinstance(expand, int | str) else tuple(expand)
 
 
 def _expanded(choices: bool | tuple[int | str, ...], number: int, name: str | None) -> bool:

@@ -40,9 +40,7 @@ def message_kind(message: dict[str, Any]) -> Kind:
     """Classify a JSON-RPC message the way the specification does (``invalid``: none of the four)."""
     if "method" in message:
         return "request" if "id" in message else "notification"
-    if "error" in message:
-        return "error"
-    return "response" if "result" in message else "invalid"
+    return "error" if "error" in message else "response" if "result" in message else "invalid"
 
 
 class WireMessage:

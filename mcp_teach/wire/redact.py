@@ -222,8 +222,7 @@ def redact_query(text: str, *, mask: Mask = redacted) -> str:
 
 def redact_text(text: str, *, mask: Mask = redacted) -> str:
     """Free text (a log line, an argument, a raw body) with every credential found by shape or by name hidden."""
-    text = SECRET_PATTERN.sub(REDACTED, text)
-    text = _URL_USERINFO.sub(REDACTED, text)
+    text = _URL_USERINFO.sub(REDACTED, SECRET_PATTERN.sub(REDACTED, text))
     text = _AUTHORIZATION.sub(lambda match: f"{match.group(1)}{match.group(2) or ''}{REDACTED}", text)
     for pattern, is_secret in _NAMED_VALUES:
         text = pattern.sub(functools.partial(_hide_value, mask=mask, is_secret=is_secret), text)
