@@ -129,8 +129,7 @@ class CaptureDiff(PlainText):
         for (path, first, other), numbers in merged.items():
             at = ", ".join(f"#{n}" for n in numbers[:3]) + (f" (+{len(numbers) - 3})" if len(numbers) > 3 else "")
             rows.append([at, path, first, other])
-        field = "field of result" if prefix else "field"
-        return table(["messages", field, self.names[0], name or self.names[1]], rows)
+        return table(["messages", "field of result" if prefix else "field", self.names[0], name or self.names[1]], rows)
 
     def _cell(self, paths: list[str] | None) -> str:
         if paths is None:
