@@ -258,9 +258,9 @@ async def _run(command: list[str], node_folder: Path, timeout: float) -> tuple[i
     """Run ``command`` (npx or node) with ``node_folder`` first on ``PATH``; its exit code and output. On timeout
     (``TimeoutError``) or if the caller is cancelled, it and every process it started are killed before this
     returns."""
-    env = dict(os.environ, PATH=os.pathsep.join([str(node_folder), os.environ.get("PATH", "")]))
-    env.setdefault("NO_COLOR", "1")
-    env["NODE_DISABLE_COMPILE_CACHE"] = "1"  # else Node 22+ leaves a node-compile-cache folder in the temp folder
+    path = os.pathsep.join([str(node_folder), os.environ.get("PATH", "")])
+    # NODE_DISABLE_COMPILE_CACHE: else Node 22+ leaves a node-compile-cache folder in the temp folder.
+    env = {"NO_COLOR": "1", **os.environ, "PATH": path, "NODE_DISABLE_COMPILE_CACHE": "1"}
     program = shutil.which(command[0], path=str(node_folder)) or command[0]
     group = {"start_new_session": True} if os.name == "posix" else {}
     process = await asyncio.create_subprocess_exec(

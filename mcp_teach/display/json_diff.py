@@ -67,6 +67,11 @@ def grouped(path: str) -> str:
     return re.sub(r"(^|\.)\d+(?=\.|$)", r"\1*", path)
 
 
+def _message_numbers(numbers: list[int]) -> str:
+    """``#1, #2, #3 (+2)``: the first three message numbers, and how many more there are."""
+    return ", ".join(f"#{n}" for n in numbers[:3]) + (f" (+{len(numbers) - 3})" if len(numbers) > 3 else "")
+
+
 def _shown(value: Any, width: int) -> str:
     text = "—" if value is MISSING else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -125,10 +130,7 @@ class CaptureDiff(PlainText):
         for (number, path, _, _), found in in_message.items():
             shown = (f"{path} (×{len(found)})" if len(found) > 1 else path, found[0].first, found[0].other)
             merged.setdefault((shown[0], _shown(shown[1], width), _shown(shown[2], width)), []).append(number)
-        rows = []
-        for (path, first, other), numbers in merged.items():
-            at = ", ".join(f"#{n}" for n in numbers[:3]) + (f" (+{len(numbers) - 3})" if len(numbers) > 3 else "")
-            rows.append([at, path, first, other])
+        rows = [[_message_numbers(numbers), *shown] for shown, numbers in merged.items()]
         return table(["messages", "field of result" if prefix else "field", self.names[0], name or self.names[1]], rows)
 
     def _cell(self, paths: list[str] | None) -> str:

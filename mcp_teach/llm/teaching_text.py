@@ -41,10 +41,8 @@ TEXTS = {
         "To compute {expression} I need a tool, but this request has no tools (I do no arithmetic myself).",
         "要计算 {expression}，我需要工具，但这次请求没有提供工具（我自己不做计算）。",
     ),
-    "tools_off": (
-        'To answer, I would call {tools} next, but tool use is switched off (tool_choice "none").',
-        '要回答这个问题，我接下来要调用 {tools}，但工具调用已关闭（tool_choice 为 "none"）。',
-    ),
+    "tools_off": ('To answer, I would call {tools} next, but tool use is switched off (tool_choice "none").',
+                  '要回答这个问题，我接下来要调用 {tools}，但工具调用已关闭（tool_choice 为 "none"）。'),
     "hello": ("Hello! I am mcp-teach's offline teaching model. I answer by calling my tools: {tools}.",
               "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题。我的工具：{tools}。"),
     "hello_no_tools": (
@@ -150,9 +148,8 @@ _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 EXAMPLES = {
     "multiply": ('"{a} items at {b} each"', "“每个{b}元，买{a}个多少钱”"),
     "divide": ('"{a} shared among {b}"', "“{a}个苹果分给{b}个人”"),
-    "add": ('"add {a} and {b}"', "“{a}加{b}”"),
-    "subtract": ('"subtract {b} from {a}"', "“{a}减{b}”"),
-}
+    "add": ('"add {a} and {b}"', "“{a}加{b}”"), "subtract": ('"subtract {b} from {a}"', "“{a}减{b}”"),
+}  # fmt: skip
 
 
 def not_understood(question: str, operations: Iterable[str], chinese: bool) -> str | None:

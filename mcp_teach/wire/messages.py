@@ -126,17 +126,15 @@ class Capture:
 
     def methods(self) -> list[str]:
         """Method names in order; a response is named ``"<method> (result)"`` or ``"(error)"``."""
-        names = []
-        for wire in self.messages:
-            if wire.method is not None:
-                names.append(wire.method)
-            elif wire.kind == "invalid":
-                names.append("(invalid)")
-            else:
-                request = self.request_for(wire)
-                answered = request.method if request else "?"
-                names.append(f"{answered} ({'error' if wire.kind == 'error' else 'result'})")
-        return names
+        return [self._method_name(wire) for wire in self.messages]
+
+    def _method_name(self, wire: WireMessage) -> str:
+        if wire.method is not None:
+            return wire.method
+        if wire.kind == "invalid":
+            return "(invalid)"
+        request = self.request_for(wire)
+        return f"{request.method if request else '?'} ({'error' if wire.kind == 'error' else 'result'})"
 
     def requests(self, method: str | None = None) -> list[WireMessage]:
         """Requests (optionally only those of ``method``), in order."""
