@@ -420,14 +420,13 @@ async def check_server_at(
 def quiet_server_logs() -> Iterator[None]:
     """fastmcp's and mcp's loggers at CRITICAL for the block. The suite (and an exercise's check) provokes errors on
     purpose or meets the student's: the server's tracebacks of them would flood the cell; what failed is reported."""
-    loggers = [logging.getLogger(name) for name in ("fastmcp", "mcp")]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
+    levels = {logger: logger.level for logger in map(logging.getLogger, ("fastmcp", "mcp"))}
+    for logger in levels:
         logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels, strict=True):
+        for logger, level in levels.items():
             logger.setLevel(level)
 
 

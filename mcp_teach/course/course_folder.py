@@ -180,13 +180,11 @@ def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
             f"copied the course of mcp-teach {version} into {folder}: {lessons} lessons and their solved copies "
             f"in {folder / SOLUTIONS}; `pytest` there runs them as the course's tests do (pip install nbval)"
         ]
-    lines = []
+    lines, new, changed = [], ", ".join(plan.new), ", ".join(plan.changed)
     if plan.new:
-        lines.append(f"new: {', '.join(plan.new)}" if update else f"new, not copied yet: {', '.join(plan.new)}")
+        lines.append(f"new: {new}" if update else f"new, not copied yet: {new}")
     if plan.changed:
-        lines.append(
-            f"updated: {', '.join(plan.changed)}" if update else f"changed, not copied yet: {', '.join(plan.changed)}"
-        )
+        lines.append(f"updated: {changed}" if update else f"changed, not copied yet: {changed}")
     if plan.edited:
         lines.append(
             f"kept, edited by you: {', '.join(plan.edited)} (to get mcp-teach {version}'s version of one, rename "

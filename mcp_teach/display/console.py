@@ -59,9 +59,8 @@ def shown_command(args: Sequence[str], width: int = 100) -> str:
     line = shlex.join(args)
     if len(line) <= width:
         return line
-    parts = [shlex.quote(args[0])]
-    parts += [(" \\\n    " if arg.startswith("-") else " ") + shlex.quote(arg) for arg in args[1:]]
-    return "".join(parts)
+    continued = ((" \\\n    " if arg.startswith("-") else " ") + shlex.quote(arg) for arg in args[1:])
+    return shlex.quote(args[0]) + "".join(continued)
 
 
 def stop_console(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:

@@ -135,9 +135,7 @@ def _tool_result_content(block: Mapping[str, Any]) -> str:
     """A ``tool_result``'s content as the text of a ``role: "tool"`` message; an error is marked ``Error:``."""
     content = block.get("content")
     result = _text(content) if isinstance(content, list) else "" if content is None else str(content)
-    if block.get("is_error") and not result.startswith("Error"):
-        result = f"Error: {result}"
-    return result
+    return f"Error: {result}" if block.get("is_error") and not result.startswith("Error") else result
 
 
 def _user_messages(content: Any) -> list[dict[str, Any]]:

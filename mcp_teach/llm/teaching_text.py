@@ -39,16 +39,14 @@ TEXTS = {
                     "我的工具都不会{operations}，而计算 {expression} 需要它。我的工具：{tools}。"),
     "no_tools_to_compute": (
         "To compute {expression} I need a tool, but this request has no tools (I do no arithmetic myself).",
-        "要计算 {expression}，我需要工具，但这次请求没有提供工具（我自己不做计算）。",
-    ),
+        "要计算 {expression}，我需要工具，但这次请求没有提供工具（我自己不做计算）。"),
     "tools_off": ('To answer, I would call {tools} next, but tool use is switched off (tool_choice "none").',
                   '要回答这个问题，我接下来要调用 {tools}，但工具调用已关闭（tool_choice 为 "none"）。'),
     "hello": ("Hello! I am mcp-teach's offline teaching model. I answer by calling my tools: {tools}.",
               "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题。我的工具：{tools}。"),
     "hello_no_tools": (
         "Hello! I am mcp-teach's offline teaching model. I answer by calling tools, but this request has none.",
-        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题，但这次请求没有提供工具。",
-    ),
+        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题，但这次请求没有提供工具。"),
     "only_tools": ("I can only help with what my tools do: {tools}.", "我只能做我的工具能做的事：{tools}。"),
     # A question with numbers that the rules could not read as arithmetic (see not_understood).
     "not_understood": (
