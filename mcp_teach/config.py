@@ -231,9 +231,5 @@ def load_settings(env_file: str | Path | None = None, environ: Mapping[str, str]
             shown = f"{variable} (value not shown)" if variable == TOKEN_VARIABLE else f"{variable}={raw!r}"
             where = f" (read from {read_from})" if read_from else ""
             raise ConfigError(f"{shown} is not valid: expected {valid}.{where}") from None
-    return Settings(
-        openai_api_key=values.get("OPENAI_API_KEY") or None,
-        anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
-        env_file=read_from,
-        **fields,
-    )
+    openai_key, anthropic_key = values.get("OPENAI_API_KEY") or None, values.get("ANTHROPIC_API_KEY") or None
+    return Settings(openai_api_key=openai_key, anthropic_api_key=anthropic_key, env_file=read_from, **fields)

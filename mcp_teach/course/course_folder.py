@@ -119,17 +119,14 @@ def plan_copy(source: Path, folder: Path) -> Plan:
     """Compare ``folder`` with the course in ``source``; refuses a folder it cannot or must not write into."""
     if folder.exists() and not folder.is_dir():
         raise CourseFolderError(f"{folder} is a file, not a folder: name a folder (it is created if missing)")
-    for parent in folder.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise CourseFolderError(f"{parent} is a file, so {folder} cannot be made: name another folder")
-            break
+    parent = next((parent for parent in folder.parents if parent.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise CourseFolderError(f"{parent} is a file, so {folder} cannot be made: name another folder")
     files = course_files(source)
     refuse_links(folder, files)
     manifest = read_manifest(folder) if folder.is_dir() else None
     if manifest is None:
-        present = [name for name in files if (folder / name).exists()]
-        if present:
+        if present := [name for name in files if (folder / name).exists()]:
             raise CourseFolderError(
                 f"{folder} already holds {', '.join(present[:3])}{' …' if len(present) > 3 else ''} but no "
                 f"{MANIFEST}, so mcp-teach cannot tell your edits from its copies: choose a new folder, or move "
@@ -138,12 +135,10 @@ def plan_copy(source: Path, folder: Path) -> Plan:
         return Plan(folder, first_copy=True, new=list(files))
     plan = Plan(folder, first_copy=False)
     for name, path in files.items():
-        target = folder / name
-        if not target.is_file():
+        found = digest(folder / name) if (folder / name).is_file() else None
+        if found is None:
             plan.new.append(name)
-            continue
-        found, wanted = digest(target), digest(path)
-        if found == wanted:
+        elif found == digest(path):
             plan.current.append(name)
         elif found != manifest.get(name):
             plan.edited.append(name)
@@ -178,21 +173,18 @@ def carry_out(plan: Plan, source: Path, update: bool) -> list[str]:
 
 def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
     """What happened, one line per kind of file, for the student."""
-    version = mcp_teach.__version__
-    folder = plan.folder
+    version, folder = mcp_teach.__version__, plan.folder
     if plan.first_copy:
         lessons = sum(1 for name in written if "/" not in name and name.endswith(".ipynb"))
         return [
             f"copied the course of mcp-teach {version} into {folder}: {lessons} lessons and their solved copies "
             f"in {folder / SOLUTIONS}; `pytest` there runs them as the course's tests do (pip install nbval)"
         ]
-    lines = []
+    lines, new, changed = [], ", ".join(plan.new), ", ".join(plan.changed)
     if plan.new:
-        lines.append(f"new: {', '.join(plan.new)}" if update else f"new, not copied yet: {', '.join(plan.new)}")
+        lines.append(f"new: {new}" if update else f"new, not copied yet: {new}")
     if plan.changed:
-        lines.append(
-            f"updated: {', '.join(plan.changed)}" if update else f"changed, not copied yet: {', '.join(plan.changed)}"
-        )
+        lines.append(f"updated: {changed}" if update else f"changed, not copied yet: {changed}")
     if plan.edited:
         lines.append(
             f"kept, edited by you: {', '.join(plan.edited)} (to get mcp-teach {version}'s version of one, rename "
@@ -217,8 +209,7 @@ def copy_course(
     """Copy the course into a new ``folder``, or bring an earlier copy up to date with ``update``; say what it did."""
     source = course_source(sources)
     plan = plan_copy(source, folder)
-    written = carry_out(plan, source, update)
-    for line in describe(plan, written, update):
+    for line in describe(plan, carry_out(plan, source, update), update):
         say(line)
     return plan
 

@@ -37,20 +37,18 @@ def write_course(
     if not lessons:
         raise ValueError("no solved lessons to put in the course (expected NN_*.ipynb files)")
     written, kept = [], []
-    config = folder / "nbgrader_config.py"
-    if config.exists():
-        kept.append(config)
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
-        config.write_text(nbgrader_config(course_id, exchange), encoding="utf-8")
-        written.append(config)
-    for lesson in lessons:
-        target = folder / "source" / lesson.stem / lesson.name
+    # The config first (None: written from nbgrader_config), then each lesson as its own assignment.
+    assignments = {folder / "source" / lesson.stem / lesson.name: lesson for lesson in lessons}
+    sources = {folder / "nbgrader_config.py": None, **assignments}
+    for target, lesson in sources.items():
         if target.exists():
             kept.append(target)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(lesson, target)
+        if lesson is None:
+            target.write_text(nbgrader_config(course_id, exchange), encoding="utf-8")
+        else:
+            shutil.copyfile(lesson, target)
         written.append(target)
     return written, kept
 

@@ -29,11 +29,8 @@ from mcp_teach.wire.plain_text import PlainText
 
 def console_script(name: str) -> str:
     """The path of an installed console script (``mcp-teach``, ``fastmcp``) next to this Python, else on PATH."""
-    for folder in (Path(sys.executable).parent, Path(sys.prefix) / "Scripts", Path(sys.prefix) / "bin"):
-        found = shutil.which(name, path=str(folder))
-        if found:
-            return found
-    found = shutil.which(name)
+    folders = (Path(sys.executable).parent, Path(sys.prefix) / "Scripts", Path(sys.prefix) / "bin")
+    found = next(filter(None, (shutil.which(name, path=str(folder)) for folder in folders)), None) or shutil.which(name)
     if found is None:
         raise FileNotFoundError(f"the {name!r} command is not installed in this environment")
     return found
@@ -54,8 +51,7 @@ SERVING_LINE = re.compile(r"on http://\S+.*\n")
 
 def plain_environment() -> dict[str, str]:
     """This process's environment for a child whose output should be plain text (no colours, no update checks)."""
-    env = {name: value for name, value in os.environ.items() if name not in _COLOUR_FORCING}
-    return {**env, **_QUIET_ENV}
+    return {**{name: value for name, value in os.environ.items() if name not in _COLOUR_FORCING}, **_QUIET_ENV}
 
 
 def shown_command(args: Sequence[str], width: int = 100) -> str:
@@ -63,9 +59,8 @@ def shown_command(args: Sequence[str], width: int = 100) -> str:
     line = shlex.join(args)
     if len(line) <= width:
         return line
-    parts = [shlex.quote(args[0])]
-    parts += [(" \\\n    " if arg.startswith("-") else " ") + shlex.quote(arg) for arg in args[1:]]
-    return "".join(parts)
+    continued = ((" \\\n    " if arg.startswith("-") else " ") + shlex.quote(arg) for arg in args[1:])
+    return shlex.quote(args[0]) + "".join(continued)
 
 
 def stop_console(process: subprocess.Popen[bytes], stderr: IO[bytes]) -> None:
@@ -99,11 +94,7 @@ def printed_so_far(stderr: IO[bytes]) -> str:
     if not hasattr(os, "pread"):  # Windows: no shared-offset reads; the race stays possible there
         stderr.seek(0)
         return stderr.read().decode("utf-8", "replace")
-    chunks, offset = [], 0
-    while chunk := os.pread(stderr.fileno(), 1 << 16, offset):
-        chunks.append(chunk)
-        offset += len(chunk)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return os.pread(stderr.fileno(), os.fstat(stderr.fileno()).st_size, 0).decode("utf-8", "replace")
 
 
 def start_console(

@@ -97,8 +97,7 @@ def _jsonrpc_label(number: int, message: dict[str, Any], kind: str, answers: str
         return f"#{number} invalid message"
     of = f"of {answers}" if answers else f"(id={message.get('id')})"
     if kind == "error":
-        code = (message.get("error") or {}).get("code", "")
-        return f"#{number} error {code} {of}"
+        return f"#{number} error {(message.get('error') or {}).get('code', '')} {of}"
     return f"#{number} result {of}" + (" (isError)" if is_error(message) else "")
 
 
@@ -132,15 +131,10 @@ def _capture_steps(messages: Iterable[WireMessage]) -> list[Step]:
     return steps
 
 
-def _trace_of(source: Any) -> Trace | None:
-    """The loop trace in ``source`` (a Trace or a LoopResult), else None."""
-    trace = source if isinstance(source, Trace) else getattr(source, "trace", None)
-    return trace if isinstance(trace, Trace) else None
-
-
 def sequence_steps(source: Any) -> tuple[tuple[str, ...], list[Step]]:
     """The actors (lifeline order) and the steps of a capture, CaptureTransport, message list or loop trace."""
-    if (trace := _trace_of(source)) is not None:
+    trace = source if isinstance(source, Trace) else getattr(source, "trace", None)  # a Trace, or a LoopResult's
+    if isinstance(trace, Trace):
         return ACTORS, _trace_steps(trace)
     if not isinstance(getattr(source, "capture", source), Capture | WireMessage | list | tuple):
         raise TypeError(f"cannot draw {type(source).__name__}: give a Capture, CaptureTransport, messages or a Trace")

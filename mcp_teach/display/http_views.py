@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from mcp_teach.display.show import COLOURS
+from mcp_teach.display.show import COLOURS, titled_html, titled_text
 from mcp_teach.wire.http_recording import HttpExchange
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, json_or_none
 from mcp_teach.wire.plain_text import PlainText
@@ -117,21 +117,17 @@ class HttpView(PlainText):
 
     def text(self) -> str:
         """The plain-text form (what GitHub and nbval compare)."""
-        blocks = [f"== {self._title} ==" if self._title else None]
+        blocks = []
         for number, exchange in self._exchanges:
             request, response = _parts(exchange, self._headers, self._width)
             lines = [f"── HTTP exchange #{number} " + "─" * 40]
             for arrow, part in (("→", request), ("←", response)):
                 lines += exchange_lines(f"{arrow} {part.first}    [{part.note}]", part.headers, part.body)
             blocks.append("\n".join(lines))
-        if not self._exchanges:
-            blocks.append("(no HTTP exchanges)")
-        return "\n".join(block for block in blocks if block is not None)
+        return titled_text(self._title, blocks, "(no HTTP exchanges)")
 
     def _repr_html_(self) -> str:
-        out = ['<div class="mcp-teach-http" style="font-size: 13px">']
-        if self._title:
-            out.append(f"<p><b>{html.escape(self._title)}</b></p>")
+        out = []
         for number, exchange in self._exchanges:
             request, response = _parts(exchange, self._headers, self._width)
             headline = f"#{number} {exchange.method} {exchange.target} → {status_line(exchange.status)}"
@@ -152,10 +148,7 @@ class HttpView(PlainText):
                     f"<span style='color: #6e7781'>[{html.escape(part.note)}]</span>{head}{body}</div>"
                 )
             out.append("</details>")
-        if not self._exchanges:
-            out.append("<p>(no HTTP exchanges)</p>")
-        out.append("</div>")
-        return "".join(out)
+        return titled_html("mcp-teach-http", self._title, out, "(no HTTP exchanges)")
 
 
 def show_http(

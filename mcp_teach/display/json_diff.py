@@ -67,6 +67,11 @@ def grouped(path: str) -> str:
     return re.sub(r"(^|\.)\d+(?=\.|$)", r"\1*", path)
 
 
+def _message_numbers(numbers: list[int]) -> str:
+    """``#1, #2, #3 (+2)``: the first three message numbers, and how many more there are."""
+    return ", ".join(f"#{n}" for n in numbers[:3]) + (f" (+{len(numbers) - 3})" if len(numbers) > 3 else "")
+
+
 def _shown(value: Any, width: int) -> str:
     text = "—" if value is MISSING else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -125,12 +130,8 @@ class CaptureDiff(PlainText):
         for (number, path, _, _), found in in_message.items():
             shown = (f"{path} (×{len(found)})" if len(found) > 1 else path, found[0].first, found[0].other)
             merged.setdefault((shown[0], _shown(shown[1], width), _shown(shown[2], width)), []).append(number)
-        rows = []
-        for (path, first, other), numbers in merged.items():
-            at = ", ".join(f"#{n}" for n in numbers[:3]) + (f" (+{len(numbers) - 3})" if len(numbers) > 3 else "")
-            rows.append([at, path, first, other])
-        field = "field of result" if prefix else "field"
-        return table(["messages", field, self.names[0], name or self.names[1]], rows)
+        rows = [[_message_numbers(numbers), *shown] for shown, numbers in merged.items()]
+        return table(["messages", "field of result" if prefix else "field", self.names[0], name or self.names[1]], rows)
 
     def _cell(self, paths: list[str] | None) -> str:
         if paths is None:
@@ -151,8 +152,7 @@ class CaptureDiff(PlainText):
         if self.identical:
             captures = "both captures" if len(self.names) == 2 else f"all {len(self.names)} captures"
             return f"identical: all {count} messages are equal in {captures} (as JSON values)"
-        differing = len({number for number, _, _ in self.differences()})
-        return f"{differing} of {count} positions differ"
+        return f"{len({number for number, _, _ in self.differences()})} of {count} positions differ"
 
     def _table(self) -> PlainText:
         header = ["#", "direction", f"message ({self.names[0]})", *self.names[1:]]

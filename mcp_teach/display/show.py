@@ -247,15 +247,26 @@ def _with_envelope_once(entries: list[Entry], envelope: bool) -> list[Entry]:
 
 def _choices(expand: bool | int | str | Iterable[int | str]) -> bool | tuple[int | str, ...]:
     """``expand`` as ``True``/``False`` or a tuple of numbers and names (one number or name alone is allowed)."""
-    if isinstance(expand, bool):
-        return expand
-    return (expand,) if isinstance(expand, int | str) else tuple(expand)
+    return expand if isinstance(expand, bool) else (expand,) if isinstance(expand, int | str) else tuple(expand)
 
 
 def _expanded(choices: bool | tuple[int | str, ...], number: int, name: str | None) -> bool:
     if isinstance(choices, bool):
         return choices
     return any(choice == number if isinstance(choice, int) else choice == name for choice in choices)
+
+
+def titled_text(title: str | None, blocks: list[str], empty: str) -> str:
+    """A view's plain text: ``== title ==`` (if any), then its blocks, or ``empty`` when it has none."""
+    heading = [f"== {title} =="] if title else []
+    return "\n".join([*heading, *(blocks or [empty])])
+
+
+def titled_html(css_class: str, title: str | None, parts: list[str], empty: str) -> str:
+    """A view's HTML: a ``div`` holding the title in bold (if any), then its parts, or ``empty`` when it has none."""
+    heading = f"<p><b>{html.escape(title)}</b></p>" if title else ""
+    body = "".join(parts) or f"<p>{empty}</p>"
+    return f'<div class="{css_class}" style="font-size: 13px">{heading}{body}</div>'
 
 
 class MessagesView(PlainText):
@@ -272,19 +283,15 @@ class MessagesView(PlainText):
 
     def text(self) -> str:
         """The plain-text form (what GitHub and nbval compare): folded messages one line each."""
-        blocks = [f"== {self._title} ==" if self._title else None]
+        blocks = []
         for entry in self._entries:
             body = "\n".join("    " + line for line in self._body(entry).splitlines()) if entry.expanded else ""
             blocks.append(f"{entry.title}\n{body}" if entry.expanded else entry.folded_line())
-        if not self._entries:
-            blocks.append("(no messages)")
-        return "\n".join(block for block in blocks if block is not None)
+        return titled_text(self._title, blocks, "(no messages)")
 
     def _repr_html_(self) -> str:
         formatter = HtmlFormatter(noclasses=True, nobackground=True, style=_JsonStyle)
-        parts = ['<div class="mcp-teach-capture" style="font-size: 13px">']
-        if self._title:
-            parts.append(f"<p><b>{html.escape(self._title)}</b></p>")
+        parts = []
         for entry in self._entries:
             code = highlight(self._body(entry), JsonLexer(), formatter)
             summary_line, note = (entry.title, "") if entry.expanded else (entry.folded_line(), entry.note)
@@ -295,10 +302,7 @@ class MessagesView(PlainText):
                 + (f"<p><i>{html.escape(note)}</i></p>" if note else "")
                 + f"{code}</details>"
             )
-        if not self._entries:
-            parts.append("<p>(no messages)</p>")
-        parts.append("</div>")
-        return "".join(parts)
+        return titled_html("mcp-teach-capture", self._title, parts, "(no messages)")
 
 
 def show(

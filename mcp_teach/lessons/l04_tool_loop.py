@@ -20,6 +20,7 @@ from typing import Any
 
 from mcp_teach.display.show import MessagesView, show_trace, table
 from mcp_teach.llm.trace import ACTORS, Trace, TraceEvent, short
+from mcp_teach.wire.messages import json_or_none
 from mcp_teach.wire.plain_text import PlainText
 
 #: The phase names :func:`phases` gives, in loop order, with what happens in each.
@@ -146,10 +147,7 @@ class ToolCallExchange:
 def _requested(call: dict[str, Any]) -> tuple[Any, Any]:
     """The tool name and the arguments a ``tool_call`` asks for (``None``: its arguments are not JSON)."""
     function = call["function"]
-    try:
-        return function.get("name"), json.loads(function.get("arguments") or "{}")
-    except ValueError:
-        return function.get("name"), None
+    return function.get("name"), json_or_none(function.get("arguments") or "{}")
 
 
 def tool_call_exchanges(trace: Trace) -> list[ToolCallExchange]:

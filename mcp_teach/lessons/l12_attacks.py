@@ -48,10 +48,8 @@ def offline_model() -> tuple[openai.AsyncOpenAI, str]:
 async def attack_host(folder: Path, guard: Guard | None = None, *, rug_pull: bool = False) -> AsyncIterator[Host]:
     """A host with a fresh ``workspace`` (in ``folder``: a fake SSH key and a note) and the ``untrusted`` server."""
     make_workspace(folder)
-    captures = {
-        "workspace": CaptureTransport(build_workspace_server(folder)),
-        "untrusted": CaptureTransport(build_untrusted_server(rug_pull=rug_pull)),
-    }
+    workspace, untrusted = build_workspace_server(folder), build_untrusted_server(rug_pull=rug_pull)
+    captures = {"workspace": CaptureTransport(workspace), "untrusted": CaptureTransport(untrusted)}
     async with contextlib.AsyncExitStack() as stack:
         host = Host({name: await stack.enter_async_context(teaching_client(c)) for name, c in captures.items()}, guard)
         host.captures = {name: c.capture for name, c in captures.items()}  # type: ignore[attr-defined]

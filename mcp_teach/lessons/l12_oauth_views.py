@@ -62,8 +62,7 @@ class Sanitizer:
 
     def learn(self, exchange: HttpExchange) -> None:
         request, response = exchange.request_headers, exchange.response_headers
-        authorization = request.get("authorization")
-        if authorization and " " in authorization:
+        if (authorization := request.get("authorization")) and " " in authorization:
             scheme, credential = authorization.split(" ", 1)
             name = "access_token" if scheme.lower() == "bearer" else "client_credentials"
             self.secrets.setdefault(credential, redact.oauth_placeholder(name))

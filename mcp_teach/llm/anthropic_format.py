@@ -135,9 +135,7 @@ def _tool_result_content(block: Mapping[str, Any]) -> str:
     """A ``tool_result``'s content as the text of a ``role: "tool"`` message; an error is marked ``Error:``."""
     content = block.get("content")
     result = _text(content) if isinstance(content, list) else "" if content is None else str(content)
-    if block.get("is_error") and not result.startswith("Error"):
-        result = f"Error: {result}"
-    return result
+    return f"Error: {result}" if block.get("is_error") and not result.startswith("Error") else result
 
 
 def _user_messages(content: Any) -> list[dict[str, Any]]:
@@ -150,8 +148,7 @@ def _user_messages(content: Any) -> list[dict[str, Any]]:
         for b in content
         if b.get("type") == "tool_result"
     ]
-    texts = [b for b in content if b.get("type") == "text"]
-    if texts or not messages:
+    if (texts := [b for b in content if b.get("type") == "text"]) or not messages:
         messages.append({"role": "user", "content": _text(texts)})
     return messages
 

@@ -124,10 +124,6 @@ def create_app(api_key: str | None = None) -> Starlette:
         model = {"id": MODEL_NAME, "object": "model", "created": 0, "owned_by": "mcp-teach"}
         return JSONResponse({"object": "list", "data": [model]})
 
-    return Starlette(
-        routes=[
-            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-            Route("/v1/messages", messages, methods=["POST"]),
-            Route("/v1/models", models, methods=["GET"]),
-        ]
-    )
+    posts = {"/v1/chat/completions": chat_completions, "/v1/messages": messages}
+    routes = [Route(path, handler, methods=["POST"]) for path, handler in posts.items()]
+    return Starlette(routes=[*routes, Route("/v1/models", models, methods=["GET"])])

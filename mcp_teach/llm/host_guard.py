@@ -171,8 +171,7 @@ class Host:
         if name not in self._routes:
             return _refusal(f"The host has no tool {name!r} (listed: {', '.join(self._routes) or 'none'}).")
         server, tool = self._routes[name]
-        refused = self._refused(server, tool, arguments)
-        if refused:
+        if refused := self._refused(server, tool, arguments):
             self.decisions.append(f"refused {server}/{name}: {refused}")
             return _refusal(f"The host refused this call: {refused}.")
         result = await self.clients[server].call_tool(name, arguments, raise_on_error=raise_on_error)
@@ -187,11 +186,11 @@ class Host:
     def _refused(self, server: str, tool: Any, arguments: dict[str, Any]) -> str | None:
         """Why the guard refuses the call, or ``None``: the checks switched on, in order."""
         guard = self.guard
-        if why := unapproved_argument(tool.name, arguments, guard.allowed_arguments or {}):
-            return why
-        if guard.no_cross_server_data and (why := carries_other_server_data(server, arguments, self._results)):
-            return why
-        return unconfirmed(server, tool, arguments, guard)
+        return (
+            unapproved_argument(tool.name, arguments, guard.allowed_arguments or {})
+            or (carries_other_server_data(server, arguments, self._results) if guard.no_cross_server_data else None)
+            or unconfirmed(server, tool, arguments, guard)
+        )
 
     @staticmethod
     def _label(server: str, tool: str, text: str) -> str:

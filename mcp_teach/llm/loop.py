@@ -261,8 +261,7 @@ class _Traced:
         return response
 
     def _label(self, response: dict[str, Any]) -> str:
-        calls = self.api.tool_calls(response)
-        if not calls:
+        if not (calls := self.api.tool_calls(response)):
             return f"answer: {short(self.api.text(response))}"
         word = "tool_calls" if isinstance(self.api, ChatCompletions) else "tool_use"
         return f"{word}: " + ", ".join(f"{call.name}({short(call.arguments, 40)})" for call in calls)

@@ -47,10 +47,8 @@ def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None
         f"offline teaching model on {url}  (Ctrl-C stops it)\n"
         f"  use it with: OPENAI_BASE_URL={url} OPENAI_MODEL={MODEL_NAME} OPENAI_API_KEY=<any>\n"
         f"  or, Anthropic's Messages API: ANTHROPIC_BASE_URL={url.removesuffix('/v1')} "
-        f"ANTHROPIC_MODEL={MODEL_NAME} ANTHROPIC_API_KEY=<any>",
-        file=sys.stderr,
-        flush=True,
-    )
+        f"ANTHROPIC_MODEL={MODEL_NAME} ANTHROPIC_API_KEY=<any>", file=sys.stderr, flush=True,
+    )  # fmt: skip
     stop_on_sigterm()
     config = uvicorn.Config(model_app(host, api_key), log_level="warning", access_log=False, lifespan="off")
     with contextlib.suppress(KeyboardInterrupt):

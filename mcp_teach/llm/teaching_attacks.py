@@ -90,8 +90,7 @@ def _injections(exchanges: list[PastToolCall], tools: list[Tool]) -> list[tuple[
     found = []
     for index, exchange in enumerate(exchanges):
         for block in blocks(read_result(exchange.content).text):
-            named = [t for t in tools if t.name != exchange.name and re.search(rf"\b{re.escape(t.name)}\b", block)]
-            if named:
+            if named := [t for t in tools if t.name != exchange.name and re.search(rf"\b{re.escape(t.name)}\b", block)]:
                 found.append((index, Injection(named[0].name, named_call_arguments(named[0], block)[0])))
                 break
     return found

@@ -49,6 +49,7 @@ from typing import Any
 
 from mcp_teach.llm import teaching_text as text
 from mcp_teach.llm.teaching_tools import PastToolCall, Reply, Tool, accepts, name_words, read_result, word_set
+from mcp_teach.wire.messages import json_or_none
 
 #: A document in a message: ``<document source="...">`` text ``</document>`` (the source names it).
 DOCUMENT_BLOCK = re.compile(r'<document source="([^"]*)"[^>]*>\n?(.*?)\n?</document>', flags=re.DOTALL)
@@ -225,11 +226,7 @@ def retrieval_tools(tools: Iterable[Tool]) -> Retrieval | None:
 
 def _entries(found: str) -> list[Mapping[str, Any]]:
     """A finder's or lister's result as a list of objects (a JSON list, or one under ``result``/``results``)."""
-    try:
-        data = json.loads(found)
-    except ValueError:
-        return []
-    if isinstance(data, Mapping):
+    if isinstance(data := json_or_none(found), Mapping):
         data = next((data[key] for key in ("result", "results", "hits", "documents") if key in data), [])
     return [entry for entry in data if isinstance(entry, Mapping)] if isinstance(data, list) else []
 
@@ -260,10 +257,7 @@ def content_text(content: Any) -> str:
         return "\n".join(str(p.get("text", "")) if isinstance(p, Mapping) else str(p) for p in content)
     if not isinstance(content, str):
         return json.dumps(content, ensure_ascii=False, default=str)
-    try:
-        data = json.loads(content)
-    except ValueError:
-        return content
+    data = json_or_none(content)
     wrapped = data.get("result", data.get("structuredContent")) if isinstance(data, Mapping) else None
     return wrapped if isinstance(wrapped, str) else content
 
@@ -326,8 +320,7 @@ def respond(
         return Reply(text.say("call_failed", chinese, tool=retrieval.reader.name, text=failure))
     if not (finds := [e for e in exchanges if e.name == retrieval.finder.name]):
         return Reply(calls=((retrieval.finder.name, retrieval.finder_arguments(question)),))
-    outcome = read_result(finds[-1].content)
-    if outcome.failed:
+    if (outcome := read_result(finds[-1].content)).failed:
         return Reply(text.say("call_failed", chinese, tool=retrieval.finder.name, text=outcome.text))
     listed = content_text(finds[-1].content)
     if (found := _best_listed(listed, question) if retrieval.lists else _first_hit(listed)) is None:

@@ -258,8 +258,7 @@ def _open(question: str, tools: list[Tool]) -> bool:
 
 def _forced_tool(question: str, tools: list[Tool]) -> Tool | None:
     """What a forcing ``tool_choice`` calls when the plan is only text: a tool named in the question, else the first."""
-    named = named_tools(question, tools)
-    return named[0] if named else (tools[0] if tools else None)
+    return next(iter(named_tools(question, tools) or tools), None)
 
 
 def _plan(question: str, tools: list[Tool], forced: Tool | None, chinese: bool) -> Plan | Reply:

@@ -96,10 +96,8 @@ def _price_then_count(match: re.Match[str]) -> str:
 EVERYDAY: tuple[tuple[str, Any], ...] = (
     # A Chinese numeral after 买/要/的 and before a measure word, 倍 or 分之, or in 打X折: "买两张" -> "买2张",
     # "三分之一" -> "3分之一", "打八折" -> "打8折"
-    (
-        rf"(?:(?<=买|要|的|了)([二两三四五六七八九十])(?=\s*(?:{_CN_MEASURE}|倍|分之))|(?<=打)([二两三四五六七八九])(?=折))",
-        lambda m: _CN_DIGITS[m[1] or m[2]],
-    ),
+    (rf"(?:(?<=买|要|的|了)([二两三四五六七八九十])(?=\s*(?:{_CN_MEASURE}|倍|分之))|(?<=打)([二两三四五六七八九])(?=折))",
+     lambda m: _CN_DIGITS[m[1] or m[2]]),
     # "the average of 4, 8 and 12", "I scored 80, 90 and 70. What is my average?", "4、8和12的平均数"
     (rf"\b(?:the\s+)?(?:average|mean)\s+(?:of\s+)?(?P<list>{_LIST})", _average),
     (rf"(?P<list>{_LIST})[^\d]*?(?:\b(?:average|mean)\b|平均(?:数|值|分(?![给成到为]))?(?![分给成到为]))", _average),
@@ -107,14 +105,10 @@ EVERYDAY: tuple[tuple[str, Any], ...] = (
     (rf"{_N}\s*(?:%|percent\b|per cent\b)\s*of\s+(?:the\s+|a\s+|an\s+)?\$?{_N}", r" (\1 * \2 / 100) "),
     (rf"{_N}\s*(?:%|percent\b)\s*off(?:\s+(?:on|of|from))?\s+(?:a\s+|the\s+)?\$?{_N}", r" (\2 - \2 * \1 / 100) "),
     # "a 15% tip on a 40 dollar bill", "8% tax on $50": the tip or tax itself
-    (
-        rf"{_N}\s*(?:%|percent\b)\s*(?:tip|tax|discount|interest|commission|raise)\s+(?:on|of|for)\s+(?:a\s+|an\s+|the\s+)?\$?{_N}",
-        r" (\1 * \2 / 100) ",
-    ),
-    (
-        rf"\$?{_N}{_UNIT}?\s+(?:with|at|after)\s+(?:a\s+)?{_N}\s*(?:%|percent\b)\s*(?:off|discount)\b",
-        r" (\1 - \1 * \2 / 100) ",
-    ),
+    (rf"{_N}\s*(?:%|percent\b)\s*(?:tip|tax|discount|interest|commission|raise)\s+(?:on|of|for)\s+(?:a\s+|an\s+|the\s+)?\$?{_N}",
+     r" (\1 * \2 / 100) "),
+    (rf"\$?{_N}{_UNIT}?\s+(?:with|at|after)\s+(?:a\s+)?{_N}\s*(?:%|percent\b)\s*(?:off|discount)\b",
+     r" (\1 - \1 * \2 / 100) "),
     (rf"\$?{_N}{_UNIT}?\s+(?:minus|less|decreased by|reduced by)\s+{_N}\s*(?:%|percent\b)", r" (\1 - \1 * \2 / 100) "),
     (rf"\$?{_N}{_UNIT}?\s+(?:plus|increased by|with)\s+(?:a\s+)?{_N}\s*(?:%|percent\b)", r" (\1 + \1 * \2 / 100) "),
     # Chinese: "50的20%", "50的百分之20", "200元打8折"
@@ -134,34 +128,26 @@ EVERYDAY: tuple[tuple[str, Any], ...] = (
     # "5 dollars per hour for 8 hours"
     (rf"\$?{_N}{_UNIT}\s+(?:per|an?|each)\s+[a-z]+\s+for\s+{_N}", r" {\1 * \2} "),
     # "A ticket costs 12 euros. How much do 7 tickets cost?", "Each notebook is $3. What do 8 notebooks cost?"
-    (
-        rf"(?:\bcosts?|\bsells? for|\bpriced at|\b(?:is|are)(?=\s*(?:{_MONEY})))\s+\$?(?P<price>{_NUMBER})"
-        rf"(?P<between>[^\d]*?\b(?:how much|what|cost of|price of|buy|bought|need|want|order|get)\b[^\d]*?)"
-        rf"(?P<count>{_NUMBER})(?!\.?\d|\s*(?:%|{_CURRENCY}))",
-        _price_then_count,
-    ),
+    (rf"(?:\bcosts?|\bsells? for|\bpriced at|\b(?:is|are)(?=\s*(?:{_MONEY})))\s+\$?(?P<price>{_NUMBER})"
+     rf"(?P<between>[^\d]*?\b(?:how much|what|cost of|price of|buy|bought|need|want|order|get)\b[^\d]*?)"
+     rf"(?P<count>{_NUMBER})(?!\.?\d|\s*(?:%|{_CURRENCY}))",
+     _price_then_count),
     # "120 km in 2 hours, how many km per hour?"
     (rf"{_N}{_UNIT}\s+in\s+{_N}{_UNIT}[\s,;.]*(?:how (?:many|much|far)|what)\b[a-z\s]*?\bper\b", r" (\1 / \2) "),
     # "12 apples shared among 4 people", "split 12 between 3", "and share them equally among 4 friends"
-    (
-        r"(?:\band\s+)?\b(?:shared?|split|divided|distributed?)(?:\s+(?:them|it|these|those))?"
-        r"(?:\s+(?:equally|evenly))?\s+(?:among(?:st)?|between|into|with)\b",
-        " / ",
-    ),
+    (r"(?:\band\s+)?\b(?:shared?|split|divided|distributed?)(?:\s+(?:them|it|these|those))?"
+     r"(?:\s+(?:equally|evenly))?\s+(?:among(?:st)?|between|into|with)\b",
+     " / "),
     # Chinese: "12个苹果，分给4个人", "平均分成3份"
     (r",?\s*(?:平均|平)?(?:分给|分成|分到|分为)", " / "),
     # "买5本书，每本4元", "7张票，每张12元"
-    (
-        rf"{_N}\s*(?:{_CN_MEASURE})[^\d,;?]{{0,6}}?,?\s*(?:每|一)(?:{_CN_MEASURE})?[^\d,;?]{{0,4}}?{_N}\s*(?:{_CN_CURRENCY})",
-        r" {\1 * \2} ",
-    ),
+    (rf"{_N}\s*(?:{_CN_MEASURE})[^\d,;?]{{0,6}}?,?\s*(?:每|一)(?:{_CN_MEASURE})?[^\d,;?]{{0,4}}?{_N}\s*(?:{_CN_CURRENCY})",
+     r" {\1 * \2} "),
     # "一个披萨12元，3个多少钱？", "每本书4块，买5本多少钱", "苹果6元一斤，买3斤"
-    (
-        rf"(?:每|一)(?:{_CN_MEASURE})?[^\d,;?]{{0,8}}?{_N}\s*(?:{_CN_CURRENCY})[^\d?]*?{_N}\s*(?:{_CN_MEASURE})",
-        r" {\1 * \2} ",
-    ),
+    (rf"(?:每|一)(?:{_CN_MEASURE})?[^\d,;?]{{0,8}}?{_N}\s*(?:{_CN_CURRENCY})[^\d?]*?{_N}\s*(?:{_CN_MEASURE})",
+     r" {\1 * \2} "),
     (rf"{_N}\s*(?:{_CN_CURRENCY})\s*(?:一|每)(?:{_CN_MEASURE})[^\d?]*?{_N}\s*(?:{_CN_MEASURE})", r" {\1 * \2} "),
-)
+)  # fmt: skip
 
 #: Applied first: numbers and dates as written.
 CLEANUP: tuple[tuple[str, Any], ...] = (
@@ -171,23 +157,14 @@ CLEANUP: tuple[tuple[str, Any], ...] = (
 
 #: Applied in order to the lower-cased question after :data:`EVERYDAY` and :func:`_story`: (pattern, replacement).
 REWRITES: tuple[tuple[str, Any], ...] = (
-    ("[×·]", " * "),
-    ("÷", " / "),
-    ("[−–]", " - "),  # minus sign and en dash
-    ("√", " sqrt "),
-    (r"\*\*", " ^ "),
-    (r"(?<=\d)\s*x\s*(?=\d)", " * "),  # 3x4, 3 x 4
+    # Symbols: × and ·, ÷, the minus sign and the en dash, √, **, 3x4 and 3 x 4
+    ("[×·]", " * "), ("÷", " / "), ("[−–]", " - "), ("√", " sqrt "), (r"\*\*", " ^ "), (r"(?<=\d)\s*x\s*(?=\d)", " * "),
     # English
     (r"\b(?:and then|after that|afterwards)\b", " then "),
-    (r"\b(?:raised )?to the power(?: of)?\b|\braised to\b", " ^ "),
-    (r"\bsquare root(?: of)?\b", " sqrt "),
-    (r"\bsquared\b", " ^ 2 "),
-    (r"\bcubed\b", " ^ 3 "),
-    (r"\bdivided by\b|\bover\b", " / "),
-    (r"\bmultiplied by\b|\btimes\b", " * "),
-    (r"\bplus\b", " + "),
-    (r"\bminus\b", " - "),
-    (r"\bmod(?:ulo)?\b", " % "),
+    (r"\b(?:raised )?to the power(?: of)?\b|\braised to\b", " ^ "), (r"\bsquare root(?: of)?\b", " sqrt "),
+    (r"\bsquared\b", " ^ 2 "), (r"\bcubed\b", " ^ 3 "),
+    (r"\bdivided by\b|\bover\b", " / "), (r"\bmultiplied by\b|\btimes\b", " * "), (r"\bplus\b", " + "),
+    (r"\bminus\b", " - "), (r"\bmod(?:ulo)?\b", " % "),
     (r"\b(?:the )?(?:result|answer|value) of\b", " "),  # "the result of 1 + 2" is just "1 + 2"
     (r"\b(?:the result|the answer)\b", " it "),
     # Chinese: "3和4相乘", "3与4的和" (two numbers, then the operation)
@@ -195,20 +172,12 @@ REWRITES: tuple[tuple[str, Any], ...] = (
     (rf"({_NUMBER})\s*[和与跟]\s*({_NUMBER})\s*(?:相减|的差|之差)", r" \1 - \2 "),
     (rf"({_NUMBER})\s*[和与跟]\s*({_NUMBER})\s*(?:相乘|的乘?积|之积)", r" \1 * \2 "),
     (rf"({_NUMBER})\s*[和与跟]\s*({_NUMBER})\s*(?:相除|的商|之商)", r" \1 / \2 "),
-    (rf"({_NUMBER})\s*的?\s*平方根", r" sqrt \1 "),  # 16的平方根
-    ("开根号|根号|开方", " sqrt "),
-    (rf"的\s*({_NUMBER})\s*次(?:方|幂)", r" ^ \1 "),  # 2的10次方
-    ("的平方", " ^ 2 "),
-    ("的立方", " ^ 3 "),
-    ("然后|接着|之后|随后|再", " then "),
-    ("加上|加", " + "),
-    ("减去|减掉|减", " - "),
-    ("乘以|乘上|乘", " * "),
-    ("除以|除", " / "),
-    ("取余|取模", " % "),
-    ("和|与|跟|以及|还有", " and "),
-    ("结果|它", " it "),
-)
+    # "16的平方根", "根号", "2的10次方", "的平方", "的立方"
+    (rf"({_NUMBER})\s*的?\s*平方根", r" sqrt \1 "), ("开根号|根号|开方", " sqrt "),
+    (rf"的\s*({_NUMBER})\s*次(?:方|幂)", r" ^ \1 "), ("的平方", " ^ 2 "), ("的立方", " ^ 3 "),
+    ("然后|接着|之后|随后|再", " then "), ("加上|加", " + "), ("减去|减掉|减", " - "), ("乘以|乘上|乘", " * "),
+    ("除以|除", " / "), ("取余|取模", " % "), ("和|与|跟|以及|还有", " and "), ("结果|它", " it "),
+)  # fmt: skip
 
 #: Verbs that come before their numbers: "add 2 and 3", "subtract 5 from 12".
 VERBS = {"add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide"}

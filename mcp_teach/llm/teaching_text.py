@@ -28,37 +28,25 @@ OPERATION_NAMES = {
 TEXTS = {
     "results": ("{equations}", "计算结果：{equations}"),
     "answer": ("The answer is {number}.", "答案是 {number}。"),
-    "failed": (
-        "I could not compute {expression}: the tool {tool} said: {text}",
-        "我没能算出 {expression}：工具 {tool} 报错：{text}",
-    ),
-    "not_a_number": (
-        "I could not compute {expression}: the tool {tool} did not return a number but: {text}",
-        "我没能算出 {expression}：工具 {tool} 没有返回数字，而是：{text}",
-    ),
+    "failed": ("I could not compute {expression}: the tool {tool} said: {text}",
+               "我没能算出 {expression}：工具 {tool} 报错：{text}"),
+    "not_a_number": ("I could not compute {expression}: the tool {tool} did not return a number but: {text}",
+                     "我没能算出 {expression}：工具 {tool} 没有返回数字，而是：{text}"),
     "returned": ("{tool} returned: {text}", "{tool} 返回：{text}"),
     "call_failed": ("I could not get a result from {tool}: it said: {text}", "调用 {tool} 失败：{text}"),
     "missing": ("To call {tool} I need a value for: {names}.", "要调用 {tool}，我还需要这些参数的值：{names}。"),
-    "no_tool_for": (
-        "None of my tools can do {operations}, which {expression} needs. My tools: {tools}.",
-        "我的工具都不会{operations}，而计算 {expression} 需要它。我的工具：{tools}。",
-    ),
+    "no_tool_for": ("None of my tools can do {operations}, which {expression} needs. My tools: {tools}.",
+                    "我的工具都不会{operations}，而计算 {expression} 需要它。我的工具：{tools}。"),
     "no_tools_to_compute": (
         "To compute {expression} I need a tool, but this request has no tools (I do no arithmetic myself).",
-        "要计算 {expression}，我需要工具，但这次请求没有提供工具（我自己不做计算）。",
-    ),
-    "tools_off": (
-        'To answer, I would call {tools} next, but tool use is switched off (tool_choice "none").',
-        '要回答这个问题，我接下来要调用 {tools}，但工具调用已关闭（tool_choice 为 "none"）。',
-    ),
-    "hello": (
-        "Hello! I am mcp-teach's offline teaching model. I answer by calling my tools: {tools}.",
-        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题。我的工具：{tools}。",
-    ),
+        "要计算 {expression}，我需要工具，但这次请求没有提供工具（我自己不做计算）。"),
+    "tools_off": ('To answer, I would call {tools} next, but tool use is switched off (tool_choice "none").',
+                  '要回答这个问题，我接下来要调用 {tools}，但工具调用已关闭（tool_choice 为 "none"）。'),
+    "hello": ("Hello! I am mcp-teach's offline teaching model. I answer by calling my tools: {tools}.",
+              "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题。我的工具：{tools}。"),
     "hello_no_tools": (
         "Hello! I am mcp-teach's offline teaching model. I answer by calling tools, but this request has none.",
-        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题，但这次请求没有提供工具。",
-    ),
+        "你好！我是 mcp-teach 的离线教学模型，通过调用工具来回答问题，但这次请求没有提供工具。"),
     "only_tools": ("I can only help with what my tools do: {tools}.", "我只能做我的工具能做的事：{tools}。"),
     # A question with numbers that the rules could not read as arithmetic (see not_understood).
     "not_understood": (
@@ -68,24 +56,18 @@ TEXTS = {
         "可以这样问，例如：{examples}。",
     ),
     # A word problem without a number it needs (teaching_parse.missing): say which, never guess it.
-    "lacks": (
-        "I cannot work this out yet: I need {what}. I only compute with numbers you give me.",
-        "我还算不了：还需要知道{what}。我只用你给出的数字计算。",
-    ),
-    "no_tools": (
-        "I cannot answer that: I answer only by calling tools, and this request has none.",
-        "我回答不了这个问题：我只会通过调用工具来回答，而这次请求没有提供工具。",
-    ),
+    "lacks": ("I cannot work this out yet: I need {what}. I only compute with numbers you give me.",
+              "我还算不了：还需要知道{what}。我只用你给出的数字计算。"),
+    "no_tools": ("I cannot answer that: I answer only by calling tools, and this request has none.",
+                 "我回答不了这个问题：我只会通过调用工具来回答，而这次请求没有提供工具。"),
     "summary": ("The tools returned: {results}.", "工具返回的结果：{results}。"),
     # Documents (mcp_teach.llm.teaching_docs): answers quote the document and say which one it was.
     "from_document": ("From {document}: {sentence}", "摘自 {document}：{sentence}"),
     "summary_of": ("Summary of {document}:\n{summary}", "{document} 的摘要：\n{summary}"),
-    "not_in_document": (
-        "I read {sources}, but no sentence there mentions {words}.",
-        "我读了 {sources}，但其中没有句子提到 {words}。",
-    ),
+    "not_in_document": ("I read {sources}, but no sentence there mentions {words}.",
+                        "我读了 {sources}，但其中没有句子提到 {words}。"),
     "nothing_found": ("{tool} found no document for this question.", "{tool} 没有找到与这个问题相关的文档。"),
-}
+}  # fmt: skip
 
 
 def is_chinese(text: str) -> bool:
@@ -164,9 +146,8 @@ _NUMBERS = re.compile(r"\d+(?:\.\d+)?")
 EXAMPLES = {
     "multiply": ('"{a} items at {b} each"', "“每个{b}元，买{a}个多少钱”"),
     "divide": ('"{a} shared among {b}"', "“{a}个苹果分给{b}个人”"),
-    "add": ('"add {a} and {b}"', "“{a}加{b}”"),
-    "subtract": ('"subtract {b} from {a}"', "“{a}减{b}”"),
-}
+    "add": ('"add {a} and {b}"', "“{a}加{b}”"), "subtract": ('"subtract {b} from {a}"', "“{a}减{b}”"),
+}  # fmt: skip
 
 
 def not_understood(question: str, operations: Iterable[str], chinese: bool) -> str | None:

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_teach.wire.messages import json_or_none
+
 
 @dataclass(frozen=True)
 class Operation:
@@ -295,11 +297,8 @@ def read_result(content: Any) -> Outcome:
     if isinstance(content, list):
         return read_result("\n".join(_part_text(part) for part in content))
     text = str(content).strip()
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return _read_text(text)
-    return read_result(parsed)  # '{"result": 3.0}', '3.0', '"text"': read what the JSON holds
+    parsed = json_or_none(text)  # '{"result": 3.0}', '3.0', '"text"': read what the JSON holds
+    return _read_text(text) if parsed is None else read_result(parsed)
 
 
 def _part_text(part: Any) -> str:

@@ -45,36 +45,28 @@ def _entry(exchange: HttpExchange, base_url: str) -> dict[str, Any]:
     request_type = request_headers.get("content-type", "application/octet-stream")
     request_body = redact_body(exchange.request_body, request_type)
     request: dict[str, Any] = {
-        "method": exchange.method,
-        "url": url,
-        "httpVersion": getattr(exchange, "http_version", "HTTP/1.1"),
+        "method": exchange.method, "url": url, "httpVersion": getattr(exchange, "http_version", "HTTP/1.1"),
         "cookies": [],  # cookie headers are redacted: there are no values to list
         "headers": _pairs(request_headers.items()),
         "queryString": _pairs(parse_qsl(urlsplit(url).query, keep_blank_values=True)),
-        "headersSize": -1,
-        "bodySize": len(request_body.encode()),
-    }
+        "headersSize": -1, "bodySize": len(request_body.encode()),
+    }  # fmt: skip
     if request_body:
         request["postData"] = {"mimeType": request_type, "text": request_body}
     body = redact_body(exchange.response_body, exchange.content_type or "")
     entry: dict[str, Any] = {
-        "startedDateTime": started,
-        "time": round(wait + receive, 3),
-        "request": request,
+        "startedDateTime": started, "time": round(wait + receive, 3), "request": request,
         "response": {
             "status": exchange.status or 0,  # 0: no response (the upstream could not be reached)
             "statusText": getattr(exchange, "reason", ""),
             "httpVersion": getattr(exchange, "response_http_version", "HTTP/1.1"),
-            "cookies": [],
-            "headers": _pairs(response_headers.items()),
+            "cookies": [], "headers": _pairs(response_headers.items()),
             "content": {"size": len(body.encode()), "mimeType": exchange.content_type or "x-unknown", "text": body},
             "redirectURL": response_headers.get("location", ""),
-            "headersSize": -1,
-            "bodySize": len(body.encode()) if exchange.status else -1,
+            "headersSize": -1, "bodySize": len(body.encode()) if exchange.status else -1,
         },
-        "cache": {},
-        "timings": {"send": 0.0, "wait": wait, "receive": receive},
-    }
+        "cache": {}, "timings": {"send": 0.0, "wait": wait, "receive": receive},
+    }  # fmt: skip
     if getattr(exchange, "error", None):
         entry["comment"] = exchange.error
     return entry
@@ -84,14 +76,9 @@ def to_har(capture: Capture, *, base_url: str = "http://127.0.0.1") -> dict[str,
     """The HTTP exchanges of ``capture`` as a HAR 1.2 document (a dict ready for ``json.dump``)."""
     header = getattr(capture, "header", {})
     comment = f"recorded by mcp-teach tap in front of {header['upstream']}" if "upstream" in header else ""
-    return {
-        "log": {
-            "version": HAR_VERSION,
-            "creator": {"name": "mcp-teach", "version": __version__},
-            "entries": [_entry(exchange, base_url) for exchange in capture.http],
-            "comment": comment,
-        }
-    }
+    entries = [_entry(exchange, base_url) for exchange in capture.http]
+    creator = {"name": "mcp-teach", "version": __version__}
+    return {"log": {"version": HAR_VERSION, "creator": creator, "entries": entries, "comment": comment}}
 
 
 def write_har(capture: Capture, path: str | Path, *, base_url: str = "http://127.0.0.1") -> Path:

@@ -133,15 +133,10 @@ class TapProxy:
             scope["method"], self._origin + target, headers=headers, content=body, extensions={"timeout": TIMEOUTS}
         )
         self._writer.write(
-            "http-request",
-            exchange=number,
-            method=scope["method"],
-            target=redact_url(target),
-            url=redact_url(self._origin + target),
-            http_version=f"HTTP/{scope.get('http_version', '1.1')}",
-            headers=redact_headers(sent),
-            **capped("body", body, redact_body, sent.get("content-type", "")),
-        )
+            "http-request", exchange=number, method=scope["method"], target=redact_url(target),
+            url=redact_url(self._origin + target), http_version=f"HTTP/{scope.get('http_version', '1.1')}",
+            headers=redact_headers(sent), **capped("body", body, redact_body, sent.get("content-type", "")),
+        )  # fmt: skip
         try:
             response = await self._transport.handle_async_request(request)
         except httpx2.HTTPError as error:
@@ -155,13 +150,11 @@ class TapProxy:
     async def _relay(self, number: int, response: httpx2.Response, receive: Any, send: Any) -> None:
         upstream_headers = httpx2.Headers(response.headers.raw)
         self._writer.write(
-            "http-response",
-            exchange=number,
-            status=response.status_code,
+            "http-response", exchange=number, status=response.status_code,
             reason=response.extensions.get("reason_phrase", b"").decode("latin-1"),
             http_version=response.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
             headers=redact_headers(upstream_headers),
-        )
+        )  # fmt: skip
         headers = [(name.lower(), value) for name, value in response.headers.raw if name.lower() not in HOP_BY_HOP]
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
         streaming = upstream_headers.get("content-type", "").startswith("text/event-stream")
@@ -227,15 +220,10 @@ def run_http_tap(out: Path, listen: str, upstream: str) -> int:
         writer.close()
         raise
     sock.listen(2048)  # before announcing the URL: a client that connects as soon as it reads it is queued, not refused
-    parts = urlsplit(upstream)
-    url = server_url(host, sock.getsockname()[1], parts.path or "/")
+    url = server_url(host, sock.getsockname()[1], urlsplit(upstream).path or "/")
     writer.write("listening", url=url)
-    print(
-        f"mcp-teach tap: listening on {url} , forwarding to {redact_url(upstream)} , recording to {out}"
-        " (Ctrl-C stops it)",
-        file=sys.stderr,
-        flush=True,
-    )
+    forwarding = f"forwarding to {redact_url(upstream)} , recording to {out} (Ctrl-C stops it)"
+    print(f"mcp-teach tap: listening on {url} , {forwarding}", file=sys.stderr, flush=True)
     quiet = {**QUIET_UVICORN, "timeout_graceful_shutdown": 1}
     # The upstream's own Server and Date headers are passed on.
     config = uvicorn.Config(app, lifespan="on", server_header=False, date_header=False, **quiet)

@@ -40,9 +40,7 @@ def message_kind(message: dict[str, Any]) -> Kind:
     """Classify a JSON-RPC message the way the specification does (``invalid``: none of the four)."""
     if "method" in message:
         return "request" if "id" in message else "notification"
-    if "error" in message:
-        return "error"
-    return "response" if "result" in message else "invalid"
+    return "error" if "error" in message else "response" if "result" in message else "invalid"
 
 
 class WireMessage:
@@ -97,8 +95,7 @@ class WireMessage:
         return (self.direction, self.at, self.message) == (other.direction, other.at, other.message)
 
     def __repr__(self) -> str:
-        label = self.method or self.kind
-        return f"<WireMessage {self.direction} {label} id={self.id!r}>"
+        return f"<WireMessage {self.direction} {self.method or self.kind} id={self.id!r}>"
 
 
 @dataclass
@@ -129,17 +126,15 @@ class Capture:
 
     def methods(self) -> list[str]:
         """Method names in order; a response is named ``"<method> (result)"`` or ``"(error)"``."""
-        names = []
-        for wire in self.messages:
-            if wire.method is not None:
-                names.append(wire.method)
-            elif wire.kind == "invalid":
-                names.append("(invalid)")
-            else:
-                request = self.request_for(wire)
-                answered = request.method if request else "?"
-                names.append(f"{answered} ({'error' if wire.kind == 'error' else 'result'})")
-        return names
+        return [self._method_name(wire) for wire in self.messages]
+
+    def _method_name(self, wire: WireMessage) -> str:
+        if wire.method is not None:
+            return wire.method
+        if wire.kind == "invalid":
+            return "(invalid)"
+        request = self.request_for(wire)
+        return f"{request.method if request else '?'} ({'error' if wire.kind == 'error' else 'result'})"
 
     def requests(self, method: str | None = None) -> list[WireMessage]:
         """Requests (optionally only those of ``method``), in order."""

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from mcp_teach.transports.in_process import PLAIN_LOGS, STDIO_LOG, STDIO_SERVER_ARGS, bounded_log
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage
+from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, Capture, WireMessage, json_or_none
 
 #: How long to wait for a reply line before deciding the server sent none: long enough for a server to start
 #: on a busy machine (a reply that comes sooner ends the wait at once).
@@ -135,8 +135,5 @@ def expects_reply(message: dict[str, Any] | str) -> bool:
 
 def as_object(line: str) -> dict[str, Any]:
     """One line as the capture keeps it: a JSON object, or ``{"raw": line}`` for anything else."""
-    try:
-        value = json.loads(line)
-    except ValueError:
-        return {"raw": line}
+    value = json_or_none(line)
     return value if isinstance(value, dict) else {"raw": line}

@@ -197,11 +197,9 @@ _NAMED_TAG = re.compile(
 )
 #: What each rule above finds a ``name`` and a ``value`` in, and the names whose value is a credential.
 _NAMED_VALUES: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
-    (_ELEMENT, _is_credential_name),
-    (_NAMED_TAG, _is_secret_parameter),
-    (_JSON_MEMBER, _is_credential_member),
+    (_ELEMENT, _is_credential_name), (_NAMED_TAG, _is_secret_parameter), (_JSON_MEMBER, _is_credential_member),
     (_ASSIGNMENT, lambda name: is_credential_header(name) if "-" in name else _is_credential_name(name)),
-)
+)  # fmt: skip
 #: ``name=value`` at the start of a form body or after ``?``, ``&`` or ``#`` in a URL.
 _QUERY_PAIR = re.compile(r"(?:^|[?&#])(?P<name>[^=&#?\s\"']*)=(?P<value>[^&#\s\"'\\]*)")
 
@@ -222,8 +220,7 @@ def redact_query(text: str, *, mask: Mask = redacted) -> str:
 
 def redact_text(text: str, *, mask: Mask = redacted) -> str:
     """Free text (a log line, an argument, a raw body) with every credential found by shape or by name hidden."""
-    text = SECRET_PATTERN.sub(REDACTED, text)
-    text = _URL_USERINFO.sub(REDACTED, text)
+    text = _URL_USERINFO.sub(REDACTED, SECRET_PATTERN.sub(REDACTED, text))
     text = _AUTHORIZATION.sub(lambda match: f"{match.group(1)}{match.group(2) or ''}{REDACTED}", text)
     for pattern, is_secret in _NAMED_VALUES:
         text = pattern.sub(functools.partial(_hide_value, mask=mask, is_secret=is_secret), text)
