@@ -29,27 +29,33 @@ def add_serve_arguments(parser: argparse.ArgumentParser, server: str = DEFAULT_S
     """The options shared by ``mcp-teach serve``, ``python -m mcp_teach.serve`` and ``mcp-teach-capstone``, whose
     ``--server`` defaults to ``server`` (and whose help says so)."""
     parser.add_argument(
-        "--server", choices=SERVER_NAMES, default=server,
+        "--server",
+        choices=SERVER_NAMES,
+        default=server,
         help=f"which course server to run (default: {server}; knowledge: documents, resources and prompts)",
-    )  # fmt: skip
+    )
     parser.add_argument("--transport", choices=TRANSPORTS, help="how clients connect (default: MCP_TRANSPORT or stdio)")
     parser.add_argument("--host", help="interface to listen on (default: MCP_HOST or 127.0.0.1)")
     parser.add_argument("--port", type=int, help="TCP port, 0 for any free one (default: MCP_PORT or 8000)")
     parser.add_argument("--path", help="URL path (default: MCP_SSE_PATH /sse or MCP_STREAMABLE_PATH /mcp)")
     parser.add_argument(
-        "--token", type=_token_argument,
+        "--token",
+        type=_token_argument,
         help=f"HTTP only: every request must send 'Authorization: Bearer <token>' (default: {TOKEN_VARIABLE}; "
         "prefer the variable, as other users can read command lines with ps)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--workers", type=_positive_int, default=1,
+        "--workers",
+        type=_positive_int,
+        default=1,
         help="streamable HTTP only: serve from this many processes, for a large class (default 1; needs --stateless)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--stateless", action="store_true",
+        "--stateless",
+        action="store_true",
         help="streamable HTTP only: keep no session between requests, so any worker can answer any request "
         "(required with --workers; the server can then send no requests of its own to clients)",
-    )  # fmt: skip
+    )
 
 
 def _positive_int(text: str) -> int:
@@ -93,9 +99,15 @@ def serve(args: argparse.Namespace) -> int:
     port = settings.mcp_port if args.port is None else args.port
     path = args.path or settings.path_for(transport)
     run_server(
-        transport, host=host, port=port, path=path, token=token, workers=args.workers, stateless=args.stateless,
+        transport,
+        host=host,
+        port=port,
+        path=path,
+        token=token,
+        workers=args.workers,
+        stateless=args.stateless,
         server_name=args.server,
-    )  # fmt: skip
+    )
     return 0
 
 

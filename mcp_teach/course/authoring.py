@@ -41,10 +41,13 @@ def execute_notebook(path: Path, timeout: int = 600) -> None:
     """Run ``path`` top to bottom in a fresh kernel and save it with its outputs."""
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        notebook, timeout=timeout, kernel_name="python3", record_timing=False,
+        notebook,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=False,
         coalesce_streams=True,  # one print, one stored output (not pieces that depend on timing)
         resources={"metadata": {"path": str(path.parent)}},
-    )  # fmt: skip
+    )
     client.execute()
     nbformat.write(notebook, path)
 

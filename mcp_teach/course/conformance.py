@@ -264,9 +264,14 @@ async def _run(command: list[str], node_folder: Path, timeout: float) -> tuple[i
     program = shutil.which(command[0], path=str(node_folder)) or command[0]
     group = {"start_new_session": True} if os.name == "posix" else {}
     process = await asyncio.create_subprocess_exec(
-        program, *command[1:], env=env, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT, **group,
-    )  # fmt: skip
+        program,
+        *command[1:],
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        **group,
+    )
     try:
         out, _ = await asyncio.wait_for(process.communicate(), timeout)
     except (TimeoutError, asyncio.CancelledError):
@@ -469,9 +474,10 @@ def add_conformance_parser(commands: argparse._SubParsersAction) -> None:
     )
     judged = parser.add_mutually_exclusive_group()
     judged.add_argument(
-        "--server", choices=SERVER_NAMES,
+        "--server",
+        choices=SERVER_NAMES,
         help=f"which course server to judge (default: {DEFAULT_SERVER}; lesson 13's is capstone), served on 127.0.0.1",
-    )  # fmt: skip
+    )
     judged.add_argument(
         "--url", help="judge the server already running at this streamable HTTP address, e.g. http://127.0.0.1:8000/mcp"
     )

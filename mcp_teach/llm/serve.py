@@ -22,7 +22,7 @@ from mcp_teach.llm.endpoint import create_app
 from mcp_teach.llm.teaching_model import MODEL_NAME
 from mcp_teach.transports.foreground import stop_on_sigterm
 from mcp_teach.transports.http_app import host_origin_guard
-from mcp_teach.transports.sockets import bind_socket, server_url
+from mcp_teach.transports.sockets import QUIET_UVICORN, bind_socket, server_url
 
 
 def model_app(host: str = LOOPBACK, api_key: str | None = None) -> ASGIApp:
@@ -47,9 +47,11 @@ def run_model_server(host: str = LOOPBACK, port: int = 8001, api_key: str | None
         f"offline teaching model on {url}  (Ctrl-C stops it)\n"
         f"  use it with: OPENAI_BASE_URL={url} OPENAI_MODEL={MODEL_NAME} OPENAI_API_KEY=<any>\n"
         f"  or, Anthropic's Messages API: ANTHROPIC_BASE_URL={url.removesuffix('/v1')} "
-        f"ANTHROPIC_MODEL={MODEL_NAME} ANTHROPIC_API_KEY=<any>", file=sys.stderr, flush=True,
-    )  # fmt: skip
+        f"ANTHROPIC_MODEL={MODEL_NAME} ANTHROPIC_API_KEY=<any>",
+        file=sys.stderr,
+        flush=True,
+    )
     stop_on_sigterm()
-    config = uvicorn.Config(model_app(host, api_key), log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(model_app(host, api_key), lifespan="off", **QUIET_UVICORN)  # slow requests cut off too
     with contextlib.suppress(KeyboardInterrupt):
         uvicorn.Server(config).run(sockets=[sock])

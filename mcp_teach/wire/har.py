@@ -45,28 +45,36 @@ def _entry(exchange: HttpExchange, base_url: str) -> dict[str, Any]:
     request_type = request_headers.get("content-type", "application/octet-stream")
     request_body = redact_body(exchange.request_body, request_type)
     request: dict[str, Any] = {
-        "method": exchange.method, "url": url, "httpVersion": getattr(exchange, "http_version", "HTTP/1.1"),
+        "method": exchange.method,
+        "url": url,
+        "httpVersion": getattr(exchange, "http_version", "HTTP/1.1"),
         "cookies": [],  # cookie headers are redacted: there are no values to list
         "headers": _pairs(request_headers.items()),
         "queryString": _pairs(parse_qsl(urlsplit(url).query, keep_blank_values=True)),
-        "headersSize": -1, "bodySize": len(request_body.encode()),
-    }  # fmt: skip
+        "headersSize": -1,
+        "bodySize": len(request_body.encode()),
+    }
     if request_body:
         request["postData"] = {"mimeType": request_type, "text": request_body}
     body = redact_body(exchange.response_body, exchange.content_type or "")
     entry: dict[str, Any] = {
-        "startedDateTime": started, "time": round(wait + receive, 3), "request": request,
+        "startedDateTime": started,
+        "time": round(wait + receive, 3),
+        "request": request,
         "response": {
             "status": exchange.status or 0,  # 0: no response (the upstream could not be reached)
             "statusText": getattr(exchange, "reason", ""),
             "httpVersion": getattr(exchange, "response_http_version", "HTTP/1.1"),
-            "cookies": [], "headers": _pairs(response_headers.items()),
+            "cookies": [],
+            "headers": _pairs(response_headers.items()),
             "content": {"size": len(body.encode()), "mimeType": exchange.content_type or "x-unknown", "text": body},
             "redirectURL": response_headers.get("location", ""),
-            "headersSize": -1, "bodySize": len(body.encode()) if exchange.status else -1,
+            "headersSize": -1,
+            "bodySize": len(body.encode()) if exchange.status else -1,
         },
-        "cache": {}, "timings": {"send": 0.0, "wait": wait, "receive": receive},
-    }  # fmt: skip
+        "cache": {},
+        "timings": {"send": 0.0, "wait": wait, "receive": receive},
+    }
     if getattr(exchange, "error", None):
         entry["comment"] = exchange.error
     return entry

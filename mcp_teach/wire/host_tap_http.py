@@ -133,10 +133,15 @@ class TapProxy:
             scope["method"], self._origin + target, headers=headers, content=body, extensions={"timeout": TIMEOUTS}
         )
         self._writer.write(
-            "http-request", exchange=number, method=scope["method"], target=redact_url(target),
-            url=redact_url(self._origin + target), http_version=f"HTTP/{scope.get('http_version', '1.1')}",
-            headers=redact_headers(sent), **capped("body", body, redact_body, sent.get("content-type", "")),
-        )  # fmt: skip
+            "http-request",
+            exchange=number,
+            method=scope["method"],
+            target=redact_url(target),
+            url=redact_url(self._origin + target),
+            http_version=f"HTTP/{scope.get('http_version', '1.1')}",
+            headers=redact_headers(sent),
+            **capped("body", body, redact_body, sent.get("content-type", "")),
+        )
         try:
             response = await self._transport.handle_async_request(request)
         except httpx2.HTTPError as error:
@@ -150,11 +155,13 @@ class TapProxy:
     async def _relay(self, number: int, response: httpx2.Response, receive: Any, send: Any) -> None:
         upstream_headers = httpx2.Headers(response.headers.raw)
         self._writer.write(
-            "http-response", exchange=number, status=response.status_code,
+            "http-response",
+            exchange=number,
+            status=response.status_code,
             reason=response.extensions.get("reason_phrase", b"").decode("latin-1"),
             http_version=response.extensions.get("http_version", b"HTTP/1.1").decode("ascii"),
             headers=redact_headers(upstream_headers),
-        )  # fmt: skip
+        )
         headers = [(name.lower(), value) for name, value in response.headers.raw if name.lower() not in HOP_BY_HOP]
         await send({"type": "http.response.start", "status": response.status_code, "headers": headers})
         streaming = upstream_headers.get("content-type", "").startswith("text/event-stream")

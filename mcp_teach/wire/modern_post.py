@@ -53,14 +53,17 @@ def modern_post(method: str, params: Mapping[str, Any] | None = None, *, request
     lesson's plain names, refuses them instead.
     """
     meta = {
-        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION, "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-    }  # fmt: skip
+    }
     body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {**(params or {}), "_meta": meta}}
     headers = {
-        "accept": ACCEPT, "content-type": "application/json", "mcp-protocol-version": PROTOCOL_VERSION,
+        "accept": ACCEPT,
+        "content-type": "application/json",
+        "mcp-protocol-version": PROTOCOL_VERSION,
         "mcp-method": method,
-    }  # fmt: skip
+    }
     if method in NAME_PARAMS:
         name = str(body["params"].get(NAME_PARAMS[method], ""))
         if not _header_safe(name):

@@ -197,9 +197,11 @@ _NAMED_TAG = re.compile(
 )
 #: What each rule above finds a ``name`` and a ``value`` in, and the names whose value is a credential.
 _NAMED_VALUES: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
-    (_ELEMENT, _is_credential_name), (_NAMED_TAG, _is_secret_parameter), (_JSON_MEMBER, _is_credential_member),
+    (_ELEMENT, _is_credential_name),
+    (_NAMED_TAG, _is_secret_parameter),
+    (_JSON_MEMBER, _is_credential_member),
     (_ASSIGNMENT, lambda name: is_credential_header(name) if "-" in name else _is_credential_name(name)),
-)  # fmt: skip
+)
 #: ``name=value`` at the start of a form body or after ``?``, ``&`` or ``#`` in a URL.
 _QUERY_PAIR = re.compile(r"(?:^|[?&#])(?P<name>[^=&#?\s\"']*)=(?P<value>[^&#\s\"'\\]*)")
 
