@@ -13,6 +13,7 @@ from typing import Any
 import uvicorn
 
 from mcp_teach.transports.sockets import bind_socket
+from mcp_teach.wire.modern_post import modern_post
 
 #: Generous limit that only stops a hung test, even on a machine busy with other jobs; nothing asserts on how
 #: long anything takes, and every wait returns as soon as what it waits for has happened.
@@ -118,3 +119,19 @@ def talk_as_a_host(command: list[str], timeout: float = 60, **popen: Any) -> tup
         server.stdout.close()
         server.stderr.close()
     return answers, returncode, stderr
+
+
+async def open_listen_stream(streams: contextlib.AsyncExitStack, http: Any, url: str, headers: dict[str, str]) -> dict:
+    """Open a ``subscriptions/listen`` stream (2026-07-28), kept open until ``streams`` closes: its first message."""
+    post = modern_post("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    response = await streams.enter_async_context(
+        http.stream("POST", url, content=post.json(), headers=post.headers | headers)
+    )
+    lines = response.aiter_lines()
+    streams.push_async_callback(lines.aclose)  # closing the lines closes the response: only when ``streams`` does
+    read = []
+    async for line in lines:
+        if line.startswith("data:"):
+            return json.loads(line[5:])
+        read.append(line)
+    return json.loads("".join(read))

@@ -8,19 +8,17 @@ capstone counted them per person.
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 
 import anyio
 import httpx2
-from support import HANG_TIMEOUT
+from support import HANG_TIMEOUT, open_listen_stream
 
 from mcp_teach.servers.assistant import LISTEN_STREAMS_PER_PERSON
 from mcp_teach.servers.student_tokens import student_token
 from mcp_teach.servers.untrusted import build_untrusted_server
 from mcp_teach.transports.in_process import serve_http
-from mcp_teach.wire.modern_post import modern_post
 
 SECRET = "class-secret-Lc5Tm8Xp3Vd1"  # made up for these tests
 ASSISTANT = [
@@ -37,17 +35,7 @@ REFUSED = {
 
 async def _listen(streams: contextlib.AsyncExitStack, http: httpx2.AsyncClient, url: str, token: str | None) -> dict:
     """Open a ``subscriptions/listen`` stream, kept open until ``streams`` closes: its first message."""
-    post = modern_post("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
-    headers = post.headers | ({"Authorization": f"Bearer {token}"} if token else {})
-    response = await streams.enter_async_context(http.stream("POST", url, content=post.json(), headers=headers))
-    lines = response.aiter_lines()
-    streams.push_async_callback(lines.aclose)  # closing the lines closes the response: only when ``streams`` does
-    read = []
-    async for line in lines:
-        if line.startswith("data:"):
-            return json.loads(line[5:])
-        read.append(line)
-    return json.loads("".join(read))
+    return await open_listen_stream(streams, http, url, {"Authorization": f"Bearer {token}"} if token else {})
 
 
 async def _reopen(http: httpx2.AsyncClient, url: str, token: str | None) -> dict:

@@ -20,7 +20,7 @@ import mcp_types
 import psutil
 from fastmcp import Client
 from mcp.shared.exceptions import MCPError
-from support import HANG_TIMEOUT, initialize
+from support import HANG_TIMEOUT, initialize, open_listen_stream
 
 from mcp_teach.client import teaching_client
 from mcp_teach.servers.assistant import LISTEN_STREAMS_PER_PERSON
@@ -31,7 +31,6 @@ from mcp_teach.servers.capstone import (
     WATCHED_URI,
 )
 from mcp_teach.servers.student_tokens import student_token
-from mcp_teach.wire.modern_post import modern_post
 
 SECRET = "class-secret-Sb3Kq8Wn2Rt6"  # made up for these tests
 CAPSTONE = [
@@ -150,17 +149,7 @@ def test_subscriptions_are_bounded_per_session_and_per_person_and_freed_when_a_s
 
 async def _listen(streams: contextlib.AsyncExitStack, http: httpx2.AsyncClient, url: str, name: str) -> dict:
     """Open a ``subscriptions/listen`` stream as ``name``, kept open until ``streams`` closes: its first message."""
-    post = modern_post("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
-    headers = {**post.headers, **_bearer(name)}
-    response = await streams.enter_async_context(http.stream("POST", url, content=post.json(), headers=headers))
-    lines = response.aiter_lines()
-    streams.push_async_callback(lines.aclose)  # closing the lines closes the response: only when ``streams`` does
-    read = []
-    async for line in lines:
-        if line.startswith("data:"):
-            return json.loads(line[5:])
-        read.append(line)
-    return json.loads("".join(read))
+    return await open_listen_stream(streams, http, url, _bearer(name))
 
 
 def test_one_person_holds_only_so_many_listen_streams(run, cli_server):
