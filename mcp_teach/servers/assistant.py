@@ -41,24 +41,21 @@ import math
 import secrets
 import time
 import warnings
-from collections import Counter
 from typing import Any
 
 import anyio
 import mcp_types
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.context import ServerRequestContext
 from mcp.server.request_state import RequestStateSecurity
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
-from mcp_types import INTERNAL_ERROR
 from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
+from mcp_teach.servers.listen_limits import serve_listen
 
 SERVER_NAME = "mcp-teach-assistant"
 #: Fixed by the package, not by fastmcp, so captured ``serverInfo`` stays stable.
@@ -84,8 +81,6 @@ MAX_STEPS = 100
 STATE_TTL = 300.0
 #: What a replayed ``requestState`` is answered with (a tool error: the spec says "reject", not how).
 STATE_USED = "This requestState was used already: call delete_note again to be asked again."
-#: How many 2026-07-28 ``subscriptions/listen`` streams one person may hold open at once.
-LISTEN_STREAMS_PER_PERSON = 8
 
 # ctx.log() calls the SDK's send_log_message, which warns that logging is deprecated in 2026-07-28 on every
 # first call; this server serves logging on purpose (and says so in log_levels' description).
@@ -254,37 +249,6 @@ async def announce_tools_changed(ctx: Context, bus: InMemorySubscriptionBus) -> 
         await bus.publish(ToolsListChanged())
     else:
         await ctx.send_notification(mcp_types.ToolListChangedNotification())
-
-
-def person_of(ctx: ServerRequestContext) -> str | None:
-    """Whose request it is: its bearer token's client id (a student's name on a class server); None without one."""
-    user = getattr(ctx.request, "scope", {}).get("user")
-    return user.access_token.client_id if isinstance(user, AuthenticatedUser) else None
-
-
-def serve_listen(mcp: FastMCP, listen: ListenHandler) -> None:
-    """Serve ``subscriptions/listen`` with ``listen``, at most :data:`LISTEN_STREAMS_PER_PERSON` open per person.
-
-    The SDK's handler takes any number of streams: on a class server one student held 49 and was sent each change
-    49 times. The next one is refused (-32603, as the SDK refuses a stream past its own limit). Without a token
-    everyone is one person; the count is per process (``--workers N`` allows N times as many).
-    """
-    listening: Counter[str | None] = Counter()  # person -> open listen streams
-
-    async def bounded_listen(ctx: ServerRequestContext, params: mcp_types.SubscriptionsListenRequestParams) -> Any:
-        who = person_of(ctx)
-        if listening[who] >= LISTEN_STREAMS_PER_PERSON:
-            limit = f"at most {LISTEN_STREAMS_PER_PERSON} per person"
-            raise MCPError(INTERNAL_ERROR, f"Too many subscriptions/listen streams ({limit}): close one you can spare.")
-        listening[who] += 1
-        try:
-            return await listen(ctx, params)
-        finally:
-            listening[who] -= 1
-
-    # fastmcp serves no subscriptions/listen: the mcp SDK's low-level server takes a handler for any method.
-    method, params_type = "subscriptions/listen", mcp_types.SubscriptionsListenRequestParams
-    mcp._mcp_server.add_request_handler(method, params_type, bounded_listen)
 
 
 def shout(text: str) -> str:

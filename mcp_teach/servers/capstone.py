@@ -49,10 +49,11 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR
 
 from mcp_teach.servers import knowledge
-from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern, person_of, serve_listen
+from mcp_teach.servers.assistant import answerable, ask_client, elicit_form, is_modern
 from mcp_teach.servers.explained_errors import ExplainingFastMCP, short_repr
 from mcp_teach.servers.github_facts import add_github_tool
 from mcp_teach.servers.knowledge import announce_update
+from mcp_teach.servers.listen_limits import person_of, serve_listen
 from mcp_teach.servers.lookup_errors import explain_unknown_names, invalid_params, resource_not_found_code
 
 SERVER_NAME = "mcp-teach-capstone"
@@ -427,7 +428,7 @@ def serve_subscriptions(mcp: FastMCP, bus: InMemorySubscriptionBus) -> tuple[Wat
     server/resources, Error Handling; its Security Considerations: "Servers MUST validate all resource URIs"), have
     at most :data:`MAX_URI_LENGTH` characters (-32602), and stay within :data:`SUBSCRIPTIONS_PER_SESSION` and
     :data:`SUBSCRIPTIONS_PER_PERSON` (-32603, as the SDK refuses a listen stream past its own limit). A person holds
-    only so many listen streams (:func:`.assistant.serve_listen`). Without a token everyone is one person; the
+    only so many listen streams (:func:`.listen_limits.serve_listen`). Without a token everyone is one person; the
     limits are per process (``--workers N`` allows N times as many).
     """
     watchers, listen = knowledge.serve_subscriptions(mcp, bus)

@@ -29,8 +29,9 @@ from __future__ import annotations
 from fastmcp import Context, FastMCP
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 
-from mcp_teach.servers.assistant import announce_tools_changed, serve_listen
+from mcp_teach.servers.assistant import announce_tools_changed
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
+from mcp_teach.servers.listen_limits import serve_listen
 from mcp_teach.servers.workspace import NOTES_NAME, SECRET_NAME
 
 SERVER_NAME = "mcp-teach-untrusted"

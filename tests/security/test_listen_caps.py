@@ -15,7 +15,7 @@ import anyio
 import httpx2
 from support import HANG_TIMEOUT, open_listen_stream
 
-from mcp_teach.servers.assistant import LISTEN_STREAMS_PER_PERSON
+from mcp_teach.servers.listen_limits import LISTEN_STREAMS_PER_PERSON
 from mcp_teach.servers.student_tokens import student_token
 from mcp_teach.servers.untrusted import build_untrusted_server
 from mcp_teach.transports.in_process import serve_http

@@ -23,13 +23,13 @@ from mcp.shared.exceptions import MCPError
 from support import HANG_TIMEOUT, initialize, open_listen_stream
 
 from mcp_teach.client import teaching_client
-from mcp_teach.servers.assistant import LISTEN_STREAMS_PER_PERSON
 from mcp_teach.servers.capstone import (
     MAX_URI_LENGTH,
     SUBSCRIPTIONS_PER_PERSON,
     SUBSCRIPTIONS_PER_SESSION,
     WATCHED_URI,
 )
+from mcp_teach.servers.listen_limits import LISTEN_STREAMS_PER_PERSON
 from mcp_teach.servers.student_tokens import student_token
 
 SECRET = "class-secret-Sb3Kq8Wn2Rt6"  # made up for these tests
