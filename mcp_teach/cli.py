@@ -17,6 +17,7 @@ from pathlib import Path
 from mcp_teach.config import LOOPBACK, load_settings
 
 DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
+LANGUAGES = ("en", "zh")
 URL_HELP = (
     "talk to a server that is already running, e.g. started with 'mcp-teach serve' in another terminal "
     "(a URL ending in /sse uses SSE, any other streamable HTTP); --transport is then ignored"
@@ -34,7 +35,7 @@ def lab(args: argparse.Namespace) -> int:
     folder = args.folder
     if folder is None:
         try:
-            folder = _course_to_open()
+            folder = _course_to_open(args.lang)
         except CourseFolderError as error:
             print(f"mcp-teach lab: {error}", file=sys.stderr)
             return 2
@@ -50,24 +51,25 @@ def lab(args: argparse.Namespace) -> int:
     return 0  # not reached: execv replaces this process
 
 
-def _course_to_open() -> Path:
-    from mcp_teach.course.course_folder import DEFAULT_FOLDER, MANIFEST, copy_course, first_lesson
+def _course_to_open(language: str) -> Path:
+    from mcp_teach.course.course_folder import MANIFEST, copy_course, default_folder, first_lesson
 
-    clone = Path("notebooks")
+    clone = Path("notebooks") if language == "en" else Path("notebooks", language)
     if first_lesson(clone):
         return clone
     if Path(MANIFEST).is_file():
         return Path(".")
-    copy_course(DEFAULT_FOLDER)
-    return DEFAULT_FOLDER
+    copy_course(default_folder(language), language=language)
+    return default_folder(language)
 
 
 def lessons(args: argparse.Namespace) -> int:
     """Copy the course from the installed package into a folder of the student's, or bring that copy up to date."""
-    from mcp_teach.course.course_folder import CourseFolderError, copy_course
+    from mcp_teach.course.course_folder import CourseFolderError, copy_course, default_folder
 
+    args.folder = args.folder or default_folder(args.lang)
     try:
-        plan = copy_course(args.folder, update=args.update)
+        plan = copy_course(args.folder, update=args.update, language=args.lang)
     except CourseFolderError as error:
         print(f"mcp-teach lessons: {error}", file=sys.stderr)
         return 2
@@ -93,6 +95,29 @@ def build(args: argparse.Namespace) -> int:
     for path in build_lessons(args.notebooks or None):
         print(f"wrote {path}")
     return 0
+
+
+def translations(args: argparse.Namespace) -> int:
+    """``status``: the cells of a translation that are missing or behind; ``export``/``import``: only those, as text."""
+    from mcp_teach.course.authoring import SOLUTIONS, course_notebooks
+    from mcp_teach.course.translations import export, findings, import_text
+
+    lessons = args.lessons or course_notebooks(SOLUTIONS)
+    if args.action != "status" and args.file is None:
+        print(f"mcp-teach translations {args.action}: name the text file with --file", file=sys.stderr)
+        return 2
+    if args.action == "export":
+        args.file.write_text("".join(export(lesson, args.lang) for lesson in lessons), encoding="utf-8")
+        print(f"wrote {args.file}: translate the text under each %%% line, then run import")
+        return 0
+    text = args.file.read_text(encoding="utf-8") if args.action == "import" else ""
+    found = [
+        str(f)
+        for lesson in lessons
+        for f in (import_text(lesson, args.lang, text) if text else findings(lesson, args.lang))
+    ]
+    print("\n".join(found) or f"the {args.lang} edition is in step with the English lessons")
+    return 1 if found else 0
 
 
 def student_copy(args: argparse.Namespace) -> int:
@@ -263,6 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     lab_parser.add_argument(
         "jupyter_args", nargs=argparse.REMAINDER, help="passed on to jupyter lab (write options as --port=9000)"
     )
+    lab_parser.add_argument("--lang", choices=LANGUAGES, default="en", help="the course's language (zh: Chinese)")
     lab_parser.set_defaults(handler=lab)
     lessons_parser = commands.add_parser(
         "lessons",
@@ -274,8 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     lessons_parser.add_argument(
-        "folder", nargs="?", type=Path, default=Path("mcp-teach-course"), help="default: ./mcp-teach-course"
+        "folder", nargs="?", type=Path, help="default: ./mcp-teach-course (./mcp-teach-course-zh with --lang zh)"
     )
+    lessons_parser.add_argument("--lang", choices=LANGUAGES, default="en", help="the course's language (zh: Chinese)")
     lessons_parser.add_argument(
         "--update", action="store_true", help="copy new and changed lessons into an earlier copy (edited ones are kept)"
     )
@@ -356,6 +383,15 @@ def build_parser() -> argparse.ArgumentParser:
         "notebooks", nargs="*", type=Path, help="solved lessons (default: notebooks/solutions/[0-9][0-9]_*.ipynb)"
     )
     build_parser_.set_defaults(handler=build)
+    translations_parser = commands.add_parser(
+        "translations",
+        help="what of a translated edition is behind the English lessons, and the text to re-translate (contributors)",
+    )
+    translations_parser.add_argument("action", choices=("status", "export", "import"))
+    translations_parser.add_argument("lessons", nargs="*", type=Path, help="solved English lessons (default: all)")
+    translations_parser.add_argument("--lang", choices=LANGUAGES[1:], default="zh")
+    translations_parser.add_argument("--file", type=Path, help="the text to translate (export writes, import reads)")
+    translations_parser.set_defaults(handler=translations)
     add_tap_arguments(commands.add_parser("tap", **TAP_PARSER))
     from mcp_teach.course.conformance import add_conformance_parser
 

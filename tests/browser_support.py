@@ -131,7 +131,8 @@ class NotebookFacts:
 
     @property
     def name(self) -> str:
-        return self.path.name
+        """The notebook's path below ``notebooks/`` (``zh/00_setup.ipynb`` for a Chinese lesson)."""
+        return self.path.relative_to(NOTEBOOKS).as_posix() if self.path.is_relative_to(NOTEBOOKS) else self.path.name
 
     def _code_calls(self, function: str) -> bool:
         call = re.compile(rf"(?<![\w.]){re.escape(function)}\(")
@@ -183,6 +184,7 @@ def copy_without_outputs(source: Path, target: Path) -> NotebookFacts:
         if cell["cell_type"] == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
+    target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return facts
 

@@ -41,11 +41,16 @@ from browser_support import (
 
 BROWSER_LESSONS = ("tour", "00_setup", "01_handshake", "04_llm_tool_loop", "09_server_requests", "12_security")
 ALL_LESSONS = lesson_notebooks()
-NOTEBOOKS = (
-    ALL_LESSONS
-    if os.environ.get("MCP_TEACH_BROWSER_LESSONS") == "all"
-    else [path for path in ALL_LESSONS if path.stem in BROWSER_LESSONS]
-)
+#: One lesson of the Chinese edition: its text, and its checks answering in Chinese, in a real browser.
+CHINESE = ALL_LESSONS[0].parent / "zh" / "00_setup.ipynb"
+NOTEBOOKS = [
+    *(
+        ALL_LESSONS
+        if os.environ.get("MCP_TEACH_BROWSER_LESSONS") == "all"
+        else [path for path in ALL_LESSONS if path.stem in BROWSER_LESSONS]
+    ),
+    CHINESE,
+]
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +62,7 @@ def lab_browser(tmp_path_factory: pytest.TempPathFactory):
             pytest.fail(f"CI is set, so this is not skipped: {reason}")
         pytest.skip(reason)
     root = tmp_path_factory.mktemp("lab-notebooks")
-    facts = {path.name: copy_without_outputs(path, root / path.name) for path in NOTEBOOKS}
+    facts = {name(path): copy_without_outputs(path, root / name(path)) for path in NOTEBOOKS}
     home = tmp_path_factory.mktemp("lab-home")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for old in ARTIFACTS.glob("*.png"):
@@ -71,13 +76,19 @@ def lab_browser(tmp_path_factory: pytest.TempPathFactory):
             (ARTIFACTS / "jupyterlab.log").write_text(lab.log_text(), encoding="utf-8")
 
 
+def name(path: Path) -> str:
+    """``00_setup.ipynb``, ``zh/00_setup.ipynb``: where the notebook is below ``notebooks/`` (and in JupyterLab)."""
+    return path.relative_to(CHINESE.parents[1]).as_posix()
+
+
 def _first_line(source: str) -> str:
     return next((line for line in source.splitlines() if line.strip()), "")[:100]
 
 
 def test_lessons_exist_and_use_what_the_browser_checks():
     """The checks below are conditional on what the notebooks call; make sure none of them is silently vacuous."""
-    assert sorted(path.stem for path in NOTEBOOKS if path.stem in BROWSER_LESSONS) == sorted(BROWSER_LESSONS)
+    assert sorted(p.stem for p in NOTEBOOKS if p != CHINESE and p.stem in BROWSER_LESSONS) == sorted(BROWSER_LESSONS)
+    assert CHINESE.is_file(), "the Chinese lesson the browser opens"
     facts = [NotebookFacts.read(path) for path in NOTEBOOKS]
     for feature, what in [
         ("shows_captures", "calls show() or show_trace()"),
@@ -88,16 +99,16 @@ def test_lessons_exist_and_use_what_the_browser_checks():
         assert any(getattr(notebook, feature) for notebook in facts), f"no lesson run in the browser {what}"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: name(path).removesuffix(".ipynb"))
 def test_lesson_runs_in_jupyterlab(lab_browser, path: Path):
     lab, context, notebooks = lab_browser
-    facts = notebooks[path.name]
+    facts = notebooks[name(path)]
     run = open_notebook(context, lab, facts)
     try:
         try:
             run.run_all()
         finally:  # a screenshot also when the run did not finish: it shows where it stopped
-            for shot in run.screenshot(path.stem):
+            for shot in run.screenshot(name(path).removesuffix(".ipynb").replace("/", "-")):
                 print(f"screenshot: {shot}")
         print(f"{facts.name}: opened in {run.open_seconds:.1f} s, Run All Cells took {run.seconds:.1f} s")
         cells = run.cells()
@@ -123,6 +134,9 @@ def test_lesson_runs_in_jupyterlab(lab_browser, path: Path):
             assert sum(cell.images for cell in cells), "draw_sequence() is called but no image appears in an output"
         if facts.explores:
             _check_explorer(run, path.stem)
+        if path == CHINESE:  # its checks (not attempted yet in a blank lesson) answer in Chinese
+            shown = "\n".join(run.page.locator(".jp-OutputArea-output").all_inner_texts())
+            assert re.search("尚未|练习", shown), "the Chinese lesson's checks do not answer in Chinese"
         if facts.shows_forms:
             buttons = {label for cell in cells for label in cell.buttons}
             assert {"Accept", "Decline", "Cancel"} <= buttons, f"no elicitation form rendered (buttons: {buttons})"

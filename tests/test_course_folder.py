@@ -68,6 +68,16 @@ def test_lessons_copies_the_course_and_a_second_run_has_nothing_to_do(tmp_path):
     assert again.stdout == "mcp-teach-course is up to date with mcp-teach 0.1.0: nothing to copy\n"
 
 
+def test_lessons_lang_zh_copies_the_chinese_edition_with_the_nbval_settings(tmp_path):
+    result = mcp_teach("lessons", "--lang", "zh", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    folder, chinese = tmp_path / "mcp-teach-course-zh", REPOSITORY_LESSONS / "zh"
+    assert (folder / "03_tools_call.ipynb").read_bytes() == (chinese / "03_tools_call.ipynb").read_bytes()
+    assert (folder / "solutions" / "tour.ipynb").read_bytes() == (chinese / "solutions" / "tour.ipynb").read_bytes()
+    assert (folder / "conftest.py").read_bytes() == (REPOSITORY_LESSONS / "conftest.py").read_bytes()
+    assert "open them with: mcp-teach lab mcp-teach-course-zh" in result.stdout
+
+
 def test_without_update_a_changed_lesson_is_named_not_copied(tmp_path, release):
     folder = tmp_path / "course"
     copy(folder, release)

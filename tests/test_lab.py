@@ -48,22 +48,24 @@ def test_lab_serves_the_lessons_folder_and_stops_on_sigterm(tmp_path):
     assert str(tmp_path / "00_demo.ipynb") in command  # the first lesson opens, its folder is JupyterLab's root
 
 
-@pytest.mark.parametrize("where", ["clone", "course-folder", "elsewhere"])
+@pytest.mark.parametrize("where", ["clone", "course-folder", "elsewhere", "clone-zh", "elsewhere-zh"])
 def test_lab_without_a_folder_opens_the_clones_lessons_or_the_course_folder_or_copies_the_course(tmp_path, where):
+    """``--lang zh``: the Chinese edition, ``notebooks/zh`` in a clone, else copied into ``./mcp-teach-course-zh``."""
     cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    if where == "clone":
-        (cwd / "notebooks").mkdir()
-        (cwd / "notebooks" / "00_mine.ipynb").write_text("{}")
-    elif where == "course-folder":
+    lessons = {"clone": cwd / "notebooks", "course-folder": cwd, "clone-zh": cwd / "notebooks" / "zh"}.get(where)
+    (lessons or cwd).mkdir(parents=True)
+    if lessons:
+        (lessons / "00_mine.ipynb").write_text("{}")
+    if where == "course-folder":
         (cwd / ".mcp-teach-course.json").write_text('{"files": {}}')
-        (cwd / "00_mine.ipynb").write_text("{}")
-    seen, command = start_lab(["--no-browser", "--ip=127.0.0.1", "--port=0"], cwd, tmp_path / "runtime")
-    opened = {"clone": "notebooks/00_mine.ipynb", "course-folder": "00_mine.ipynb"}.get(where)
-    if where == "elsewhere":
+    language = ["--lang", "zh"] if where.endswith("-zh") else []
+    seen, command = start_lab([*language, "--no-browser", "--ip=127.0.0.1", "--port=0"], cwd, tmp_path / "runtime")
+    opened = (lessons / "00_mine.ipynb").relative_to(cwd).as_posix() if lessons else None
+    if where.startswith("elsewhere"):
+        folder = "mcp-teach-course-zh" if language else "mcp-teach-course"
         assert seen[0].startswith("copied the course of mcp-teach ")
-        assert (cwd / "mcp-teach-course" / "solutions" / "00_setup.ipynb").is_file()
-        opened = "mcp-teach-course/00_setup.ipynb"
+        assert (cwd / folder / "solutions" / "00_setup.ipynb").is_file()
+        opened = f"{folder}/00_setup.ipynb"
     assert command[command.index("jupyterlab") + 1] == opened
 
 

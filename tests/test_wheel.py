@@ -50,17 +50,18 @@ def wheel(tmp_path_factory) -> Path:
     return built
 
 
-def repository_lessons() -> list[str]:
-    found = [REPOSITORY / "notebooks" / "tour.ipynb", *(REPOSITORY / "notebooks").glob("[0-9][0-9]_*.ipynb")]
-    found += [REPOSITORY / "notebooks" / "solutions" / "tour.ipynb"]
-    found += (REPOSITORY / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb")
-    return sorted(path.relative_to(REPOSITORY / "notebooks").as_posix() for path in found)
+def repository_lessons(language: str = "") -> list[str]:
+    """The lessons (blank and solved) of one edition: ``""`` the English, ``"zh"`` the Chinese."""
+    root = REPOSITORY / "notebooks" / language
+    found = [root / "tour.ipynb", *root.glob("[0-9][0-9]_*.ipynb"), root / "solutions" / "tour.ipynb"]
+    found += (root / "solutions").glob("[0-9][0-9]_*.ipynb")
+    return sorted(path.relative_to(root).as_posix() for path in found)
 
 
 def test_the_wheel_carries_the_package_every_lesson_and_the_licences(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     lessons = sorted(name.removeprefix("mcp_teach/notebooks/") for name in names if name.endswith(".ipynb"))
-    assert lessons == repository_lessons()
+    assert lessons == sorted([*repository_lessons(), *(f"zh/{name}" for name in repository_lessons("zh"))])
     modules = sorted(path.relative_to(REPOSITORY).as_posix() for path in (REPOSITORY / "mcp_teach").rglob("*.py"))
     modules.append("mcp_teach/notebooks/conftest.py")  # with nbval_sanitize.cfg: pytest in a course folder runs nbval
     assert sorted(name for name in names if name.endswith(".py")) == sorted(modules)  # no subpackage left out
@@ -102,3 +103,13 @@ def test_a_student_without_the_repository_gets_the_course_and_runs_it(wheel, tmp
         cell["cell_type"] == "code" for name in LESSONS_RUN for cell in json.loads((course / name).read_text())["cells"]
     )
     assert f"{cells} passed" in result.stdout and "failed" not in result.stdout, result.stdout  # nbval: a test a cell
+
+    # The Chinese edition, beside it, with the same nbval settings (one quick lesson runs there as stored).
+    copied = run([str(python.with_name("mcp-teach")), "lessons", "--lang", "zh"], cwd=home, env=env)
+    assert re.match(r"copied the course of mcp-teach \S+ into mcp-teach-course-zh: \d+ lessons", copied.stdout)
+    course = home / "mcp-teach-course-zh"
+    assert sorted(p.relative_to(course).as_posix() for p in course.rglob("*.ipynb")) == repository_lessons("zh")
+    result = run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "01_handshake.ipynb"], cwd=course, env=env
+    )
+    assert " passed" in result.stdout and "failed" not in result.stdout, result.stdout

@@ -22,6 +22,8 @@ from mcp_teach.exercises.student_copy import student_notebook
 
 NOTEBOOKS = Path("notebooks")
 SOLUTIONS = NOTEBOOKS / "solutions"
+#: Each translated edition's solved lessons (``notebooks/zh/solutions``), built into blank ones as the English are.
+TRANSLATED = (NOTEBOOKS / "zh" / "solutions",)
 #: The short tour before the lessons: no exercises, so its blank copy is the same notebook.
 TOUR = "tour.ipynb"
 
@@ -55,10 +57,11 @@ def execute_notebook(path: Path, timeout: int = 600) -> None:
 def built_lessons(sources: list[Path] | None = None) -> dict[Path, str]:
     """What the build writes: each solved lesson with nbgrader's metadata, and its blank twin one folder up.
 
-    ``sources``: solved lessons (default: all of ``notebooks/solutions/``).
+    ``sources``: solved lessons (default: all of ``notebooks/solutions/`` and of each translation's).
     """
     files: dict[Path, str] = {}
-    for source in course_notebooks(SOLUTIONS) if sources is None else sources:
+    every = [path for folder in (SOLUTIONS, *TRANSLATED) for path in course_notebooks(folder)]
+    for source in every if sources is None else sources:
         solved = with_nbgrader_metadata(nbformat.read(source, as_version=4))
         blank, _ = student_notebook(solved)
         files[source] = nbformat.writes(solved) + "\n"

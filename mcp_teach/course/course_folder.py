@@ -60,8 +60,11 @@ def course_files(source: Path) -> dict[str, Path]:
     then the two files nbval runs them with)."""
     tours = [path for path in (source / TOUR, source / SOLUTIONS / TOUR) if path.is_file()]
     found = [*tours[:1], *sorted(source.glob(LESSONS)), *tours[1:], *sorted((source / SOLUTIONS).glob(LESSONS))]
-    found += [source / name for name in TEST_FILES if (source / name).is_file()]
-    return {path.relative_to(source).as_posix(): path for path in found}
+    for name in TEST_FILES:  # a translation's folder shares the English one's (``notebooks/zh`` → ``notebooks``)
+        found += [path for path in (source / name, source.parent / name) if path.is_file()][:1]
+    return {
+        (path.name if path.parent == source.parent else path.relative_to(source).as_posix()): path for path in found
+    }
 
 
 def digest(path: Path) -> str:
@@ -204,14 +207,26 @@ def describe(plan: Plan, written: list[str], update: bool) -> list[str]:
 
 
 def copy_course(
-    folder: Path, *, update: bool = False, say: Callable[[str], None] = print, sources: tuple[Path, ...] = SOURCES
+    folder: Path,
+    *,
+    update: bool = False,
+    say: Callable[[str], None] = print,
+    sources: tuple[Path, ...] = SOURCES,
+    language: str = "en",
 ) -> Plan:
-    """Copy the course into a new ``folder``, or bring an earlier copy up to date with ``update``; say what it did."""
-    source = course_source(sources)
+    """Copy the course into a new ``folder``, or bring an earlier copy up to date with ``update``; say what it did.
+
+    ``language``: ``"en"``, or a translation's folder beside the English lessons (``"zh"``: ``notebooks/zh``)."""
+    source = course_source(sources if language == "en" else tuple(folder / language for folder in sources))
     plan = plan_copy(source, folder)
     for line in describe(plan, carry_out(plan, source, update), update):
         say(line)
     return plan
+
+
+def default_folder(language: str) -> Path:
+    """``./mcp-teach-course``, or ``./mcp-teach-course-zh`` for the Chinese edition: both can live side by side."""
+    return DEFAULT_FOLDER if language == "en" else DEFAULT_FOLDER.with_name(f"{DEFAULT_FOLDER.name}-{language}")
 
 
 def first_lesson(folder: Path) -> Path | None:
