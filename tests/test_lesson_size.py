@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCHMARK = ROOT / "benchmarks" / "lesson_size.py"
 SOLVED = sorted((ROOT / "notebooks" / "solutions").glob("[0-9][0-9]_*.ipynb"))
 TOUR = ROOT / "notebooks" / "solutions" / "tour.ipynb"
+CHINESE = [ROOT / "notebooks" / "zh" / "solutions" / path.name for path in [TOUR, *SOLVED]]
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +101,29 @@ def test_a_tall_folded_view_and_long_prose_are_over(sizes, tmp_path: Path) -> No
 @pytest.mark.parametrize("notebook", [TOUR, *SOLVED], ids=[path.stem for path in [TOUR, *SOLVED]])
 def test_every_lesson_is_a_sitting(sizes, notebook: Path) -> None:
     assert sizes.measure(notebook).over_budget() == []
+
+
+@pytest.mark.parametrize("notebook", CHINESE, ids=[path.stem for path in CHINESE])
+def test_every_chinese_lesson_states_the_times_computed_from_its_chinese_text(sizes, notebook: Path) -> None:
+    size = sizes.measure(notebook)
+    assert size.stated is not None and size.core.characters > 1000, "states its time and is read as Chinese"
+    assert size.over_budget() == []
+
+
+def test_chinese_prose_is_read_by_the_character(sizes, tmp_path: Path) -> None:
+    """134 Chinese characters a minute, the Latin words among them at 120; the Chinese markers cut the parts."""
+    md = nbformat.v4.new_markdown_cell
+    folder = tmp_path / "zh" / "solutions"
+    folder.mkdir(parents=True)
+    cells = [
+        md("# 99 — 测试\n\n**时长**：正文约 5 分钟，练习约 3 分钟\n\n" + "读" * 530 + " `tools/call` 和 `id`。"),
+        md("## 深入一步（选读）\n\n" + "深" * 5000),
+        md("## 练习\n\n### 练习 99.1 — 一个\n\n约 3 分钟。\n\n" + "写" * 100 + "\n\n**出处**\n- " + "源" * 900),
+    ]
+    path = _lesson(folder, cells)
+    size = sizes.measure(path)
+    assert (size.core.characters, size.core.words) == (2 + 12 + 530 + 1, 8)  # "#", "99", "—", "**…**", 5, 3, two code spans
+    assert (size.core_minutes, size.exercises_minutes, size.over_budget()) == (5, 3, [])
 
 
 def test_the_instructors_outline_states_each_lessons_times(sizes) -> None:

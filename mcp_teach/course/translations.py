@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
 import re
 import string
-import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,45 +47,58 @@ def twin(english: Path, language: str) -> Path:
     return root / language / "solutions" / english.name if solved else root / language / english.name
 
 
-def _tokens(source: str) -> list[tuple[int, str]]:
-    python = TransformerManager().transform_cell(source)  # magics (%pip, !ls) become Python calls
-    return [
-        (token.type, token.string)
-        for token in tokenize.generate_tokens(io.StringIO(python).readline)
-        if token.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
-    ]
+class _Strings(ast.NodeTransformer):
+    """Takes a cell's strings out of its syntax tree: what is left is the code, which must be the English code."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, list[str]]] = []  # (text, placeholders) in the order of the code
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.Constant:
+        """An f-string: its text, and its expressions in any order (a translation may reorder them)."""
+        fields = sorted(ast.dump(value) for value in node.values if isinstance(value, ast.FormattedValue))
+        self.found.append(("".join(v.value for v in node.values if isinstance(v, ast.Constant)), fields))
+        return ast.Constant("")
+
+    def visit_Constant(self, node: ast.Constant) -> ast.Constant:
+        if not isinstance(node.value, str):
+            return node
+        try:
+            fields = sorted(
+                f"{name}!{conversion}:{spec}" for _, name, spec, conversion in FORMAT.parse(node.value) if name
+            )
+        except ValueError:  # braces that are no format fields: a plain sentence
+            fields = []
+        self.found.append((node.value, fields))
+        return ast.Constant("")
 
 
-def _fields(literal: str) -> list[str]:
-    """The placeholders of a string literal: an f-string's expressions, a format string's ``{name}`` fields."""
-    try:
-        value = ast.parse(literal, mode="eval").body
-    except SyntaxError:
-        return [literal]
-    if isinstance(value, ast.JoinedStr):
-        return sorted(ast.dump(part) for part in value.values if isinstance(part, ast.FormattedValue))
-    text = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else ""
-    try:
-        return sorted(f"{name}!{conversion}:{spec}" for _, name, spec, conversion in FORMAT.parse(text) if name)
-    except ValueError:  # braces that are no format fields: a plain sentence
-        return []
+def _code(source: str) -> tuple[list[ast.stmt], list[tuple[str, list[str]]]]:
+    """A cell's statements with every string emptied, and the strings (magics such as %pip become Python calls)."""
+    strings = _Strings()
+    tree = strings.visit(ast.parse(TransformerManager().transform_cell(source)))
+    return tree.body, strings.found
 
 
 def code_differences(english: str, translated: str) -> list[str]:
-    """What differs between two code cells beyond comments, translated strings and the lesson's language."""
-    translated = SETUP_CALL.sub("setup_notebook()", translated)
-    ours, theirs = _tokens(english), _tokens(translated)
-    if len(ours) != len(theirs):
-        return [f"the code is not the English code: {len(theirs)} tokens where the English cell has {len(ours)}"]
+    """What differs between two code cells beyond comments, layout, translated strings and the lesson's language."""
+    try:
+        (ours, our_strings), (theirs, their_strings) = (
+            _code(english),
+            _code(SETUP_CALL.sub("setup_notebook()", translated)),
+        )
+    except SyntaxError as error:
+        return [f"the translation is no valid Python: {error.msg} (line {error.lineno})"]
+    for mine, other in zip([*ours, None], [*theirs, None], strict=False):
+        if (mine and ast.dump(mine)) != (other and ast.dump(other)):
+            where = f"line {other.lineno}" if other else "its end"
+            return [f"the code at {where} is not the English code: only comments and strings may be translated"]
     found = []
-    for (kind, word), (_, other) in zip(ours, theirs, strict=True):
+    for (word, fields), (other, other_fields) in zip(our_strings, their_strings, strict=True):
         if word == other:
             continue
-        if kind != tokenize.STRING:
-            found.append(f"{other!r} where the English code has {word!r}")
-        elif not CHINESE.search(other):
+        if not CHINESE.search(other):
             found.append(f"the string {other[:60]!r} differs from the English {word[:60]!r} and is not Chinese")
-        elif _fields(word) != _fields(other):
+        elif fields != other_fields:
             found.append(f"the string {other[:60]!r} has other placeholders than the English {word[:60]!r}")
     return found
 
@@ -125,7 +136,9 @@ def findings(english_path: Path, language: str) -> list[Finding]:
             found.append(Finding(name, cell.id, f"a {ours.cell_type} cell where the English one is {cell.cell_type}"))
         elif cell.cell_type == "code" and ours.source != cell.source:
             found += [Finding(name, cell.id, problem) for problem in code_differences(cell.source, ours.source)]
-            if recorded != cell_hash(cell.source):
+            if recorded is None:
+                found.append(Finding(name, cell.id, "differs from its English cell but records no translation"))
+            elif recorded != cell_hash(cell.source):
                 found.append(Finding(name, cell.id, "behind: its English cell changed since it was translated"))
         elif cell.cell_type == "markdown" and recorded != cell_hash(cell.source):
             problem = "not translated yet" if recorded is None else "behind: its English cell changed"
