@@ -55,6 +55,11 @@ def course_source(sources: tuple[Path, ...] = SOURCES) -> Path:
     )
 
 
+def edition(sources: tuple[Path, ...], language: str) -> tuple[Path, ...]:
+    """Where one language's lessons are: the English ones, or a translation's folder beside them (``zh/``)."""
+    return sources if language == "en" else tuple(folder / language for folder in sources)
+
+
 def course_files(source: Path) -> dict[str, Path]:
     """Every file of the course by its name in the folder (``tour.ipynb``, ``00_setup.ipynb``, ``solutions/…``,
     then the two files nbval runs them with)."""
@@ -217,7 +222,7 @@ def copy_course(
     """Copy the course into a new ``folder``, or bring an earlier copy up to date with ``update``; say what it did.
 
     ``language``: ``"en"``, or a translation's folder beside the English lessons (``"zh"``: ``notebooks/zh``)."""
-    source = course_source(sources if language == "en" else tuple(folder / language for folder in sources))
+    source = course_source(edition(sources, language))
     plan = plan_copy(source, folder)
     for line in describe(plan, carry_out(plan, source, update), update):
         say(line)

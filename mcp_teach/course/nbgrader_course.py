@@ -56,10 +56,10 @@ def write_course(
 def nbgrader_course_command(args: argparse.Namespace) -> int:
     """``mcp-teach nbgrader-course DIR``: print what was written and what was kept."""
     from mcp_teach.course.authoring import lesson_notebooks
-    from mcp_teach.course.course_folder import SOLUTIONS, CourseFolderError, course_source
+    from mcp_teach.course.course_folder import SOLUTIONS, SOURCES, CourseFolderError, course_source, edition
 
     try:
-        lessons = lesson_notebooks(args.lessons or course_source() / SOLUTIONS)
+        lessons = lesson_notebooks(args.lessons or course_source(edition(SOURCES, args.lang)) / SOLUTIONS)
         written, kept = write_course(args.folder, lessons, course_id=args.course_id, exchange=args.exchange)
     except (CourseFolderError, ValueError, OSError) as error:
         print(f"mcp-teach nbgrader-course: {error}", file=sys.stderr)
@@ -84,4 +84,5 @@ def add_nbgrader_course_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--lessons", type=Path, help="the solved lessons' folder (default: the ones this install carries)"
     )
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="the lessons' language (zh: Chinese)")
     parser.set_defaults(handler=nbgrader_course_command)
