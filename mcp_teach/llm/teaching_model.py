@@ -199,10 +199,11 @@ def _call_arguments(function: Mapping[str, Any]) -> Mapping[str, Any]:
 
 #: Rule g: "<lookup>, then <arithmetic on it>".
 _LOOKUP_THEN = re.compile(
-    r"^(?P<lookup>.+?)(?:[.,;?!]\s*|\s+and\s+)then\s+(?P<compute>.*?\b(?:that number|that|it)\b.*)$",
+    r"^(?P<lookup>.+?)(?:[.,;?!。，；？！]\s*|\s+and\s+)(?:then\s+|然后|接着|再)"
+    r"(?P<compute>.*?(?:\b(?:that number|that|it)\b|这个数|那个数|结果|它).*)$",
     flags=re.IGNORECASE | re.DOTALL,
 )
-_PRONOUN = re.compile(r"\b(?:that number|that|it)\b", flags=re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:that number|that|it)\b|(?:这个|那个)数字?|结果|它", flags=re.IGNORECASE)
 
 
 def _lookup_then_compute(
