@@ -212,6 +212,7 @@ def test_look_up_then_compute_in_chinese(run, english: str, computed: tuple[str,
     ]  # fmt: skip
     # The search words are the same; a Chinese sentence puts them in its own order.
     (_, searched), (_, english_searched) = calls(chinese)[0], english_calls[0]
+    assert english_searched == {"query": "search knowledge base many values completion result list most"}
     assert sorted(searched["query"].split()) == sorted(english_searched["query"].split())
     assert calls(chinese)[1:] == english_calls[1:]
     assert chinese.answer.startswith('摘自 "Resources and prompts" (resources-and-prompts)：`completion/complete`')
