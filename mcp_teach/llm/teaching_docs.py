@@ -13,8 +13,10 @@ The rules, all deterministic:
 1. **Answer from a document** when the conversation holds one and the question shares a word with one of
    its sentences: the best-matching sentence, quoted with the document it came from
    (``From "Tools" (docs://tools): …``). Words are compared lower-case, without a plural ``s`` and without
-   :data:`STOP_WORDS`; a sentence scores one point per distinct question word it contains; the first of
-   the best sentences wins (documents in conversation order). A question that asks for a summary
+   :data:`STOP_WORDS` (a Chinese question's words are first read as the English words of
+   :data:`CHINESE_TERMS`: ``资源模板`` is ``resource template``); a sentence scores one point per distinct
+   question word it contains; the first of the best sentences wins (documents in conversation order). A
+   question that asks for a summary
    (``summarize``, ``summary``, ``总结``, ``概括``) gets one instead (:func:`summarize`): the first sentence of each
    paragraph, as bullet points if the question says ``bullet``, one sentence if it says ``one sentence``,
    ``tweet`` or ``280``, else one paragraph.

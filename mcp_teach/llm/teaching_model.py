@@ -31,7 +31,8 @@ It remembers nothing between calls. Each call it re-reads the conversation:
       or fetch one first with a search (or list) tool and a get (or read) tool;
    f. anything else: say what the tools can do;
    g. (tried first, lesson 10) **look up, then compute**: a question of the form "<lookup>, then <arithmetic on
-      it / that number>" (``then`` after a comma, period, semicolon, ``?`` or ``!``, or ``and then``) whose lookup part
+      it / that number>" (``then`` after a comma, period, semicolon, ``?`` or ``!``, or ``and then``; in Chinese
+      ``然后``/``接着``/``再`` after a punctuation mark, on ``这个数``/``它``/``结果``) whose lookup part
       is no arithmetic, with a finder and a reader among the tools (two servers' tools, in lesson 10). The
       lookup runs as rule e (search, read); the number the answer rests on (teaching_docs rule 3) replaces
       ``it``/``that number``/``that`` in the arithmetic part, which runs as rule a; the final answer is the
