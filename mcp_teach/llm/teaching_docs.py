@@ -13,8 +13,10 @@ The rules, all deterministic:
 1. **Answer from a document** when the conversation holds one and the question shares a word with one of
    its sentences: the best-matching sentence, quoted with the document it came from
    (``From "Tools" (docs://tools): …``). Words are compared lower-case, without a plural ``s`` and without
-   :data:`STOP_WORDS`; a sentence scores one point per distinct question word it contains; the first of
-   the best sentences wins (documents in conversation order). A question that asks for a summary
+   :data:`STOP_WORDS` (a Chinese question's words are first read as the English words of
+   :data:`CHINESE_TERMS`: ``资源模板`` is ``resource template``); a sentence scores one point per distinct
+   question word it contains; the first of the best sentences wins (documents in conversation order). A
+   question that asks for a summary
    (``summarize``, ``summary``, ``总结``, ``概括``) gets one instead (:func:`summarize`): the first sentence of each
    paragraph, as bullet points if the question says ``bullet``, one sentence if it says ``one sentence``,
    ``tweet`` or ``280``, else one paragraph.
@@ -62,6 +64,21 @@ STOP_WORDS = word_set(
     these those there here i me my we our you your they them their he she his her if then than so get gets say says
     tell please according any some all one e g"""
 )
+#: A Chinese question read in the English words of the documents (they are English): the same words, the same search.
+CHINESE_TERMS = {
+    "服务器": "server", "服务端": "server", "客户端": "client", "主机": "host", "应用": "application",
+    "模型": "model", "资源": "resource", "模板": "template", "提示词": "prompt", "提示": "prompt", "工具": "tool",
+    "传输": "transport", "消息": "messages", "请求": "request", "响应": "response", "结果": "result",
+    "错误": "error", "通知": "notification", "订阅": "subscribe", "补全": "completion", "采样": "sampling",
+    "能力": "capabilities", "握手": "handshake", "初始化": "initialize", "协议": "protocol", "版本": "version",
+    "会话": "session", "连接": "connection", "参数": "arguments", "名称": "name", "描述": "describe",
+    "说明": "description", "标题": "title", "内容": "content", "文本": "text", "数据": "data", "标准": "standard",
+    "输出": "output", "输入": "input", "子进程": "subprocess", "端点": "endpoint", "事件": "events", "流": "stream",
+    "流式": "streamable", "方法": "method", "上下文": "context", "注解": "annotations", "弃用": "deprecated",
+    "发送": "send", "返回": "returns", "读取": "read", "列出": "list", "调用": "call", "出现": "appear",
+    "搜索": "search", "知识库": "knowledge base", "文档": "document", "最多": "most", "多少个": "many", "值": "values",
+}  # fmt: skip
+_CHINESE_TERM = re.compile("|".join(sorted(CHINESE_TERMS, key=len, reverse=True)))
 #: Words that ask for a summary rather than for one fact.
 SUMMARY_WORDS = ("summarize", "summarise", "summary", "总结", "概括", "摘要")
 FINDER_WORDS = frozenset({"search", "find", "query", "lookup"})
@@ -127,8 +144,10 @@ def _stem(word: str) -> str:
 
 
 def content_words(sentence: str) -> list[str]:
-    """The question's words that say what it is about, in order, each once (not stemmed)."""
-    return list(dict.fromkeys(word for word in _WORD.findall(sentence.lower()) if word not in STOP_WORDS))
+    """The question's words that say what it is about, in order, each once (not stemmed); Chinese words become
+    their English :data:`CHINESE_TERMS`."""
+    english = _CHINESE_TERM.sub(lambda match: f" {CHINESE_TERMS[match[0]]} ", sentence)
+    return list(dict.fromkeys(word for word in _WORD.findall(english.lower()) if word not in STOP_WORDS))
 
 
 def terms(sentence: str) -> set[str]:

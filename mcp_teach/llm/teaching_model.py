@@ -31,7 +31,8 @@ It remembers nothing between calls. Each call it re-reads the conversation:
       or fetch one first with a search (or list) tool and a get (or read) tool;
    f. anything else: say what the tools can do;
    g. (tried first, lesson 10) **look up, then compute**: a question of the form "<lookup>, then <arithmetic on
-      it / that number>" (``then`` after a comma, period, semicolon, ``?`` or ``!``, or ``and then``) whose lookup part
+      it / that number>" (``then`` after a comma, period, semicolon, ``?`` or ``!``, or ``and then``; in Chinese
+      ``然后``/``接着``/``再`` after a punctuation mark, on ``这个数``/``它``/``结果``) whose lookup part
       is no arithmetic, with a finder and a reader among the tools (two servers' tools, in lesson 10). The
       lookup runs as rule e (search, read); the number the answer rests on (teaching_docs rule 3) replaces
       ``it``/``that number``/``that`` in the arithmetic part, which runs as rule a; the final answer is the
@@ -199,10 +200,11 @@ def _call_arguments(function: Mapping[str, Any]) -> Mapping[str, Any]:
 
 #: Rule g: "<lookup>, then <arithmetic on it>".
 _LOOKUP_THEN = re.compile(
-    r"^(?P<lookup>.+?)(?:[.,;?!]\s*|\s+and\s+)then\s+(?P<compute>.*?\b(?:that number|that|it)\b.*)$",
+    r"^(?P<lookup>.+?)(?:[.,;?!。，；？！]\s*|\s+and\s+)(?:then\s+|然后|接着|再)"
+    r"(?P<compute>.*?(?:\b(?:that number|that|it)\b|这个数|那个数|结果|它).*)$",
     flags=re.IGNORECASE | re.DOTALL,
 )
-_PRONOUN = re.compile(r"\b(?:that number|that|it)\b", flags=re.IGNORECASE)
+_PRONOUN = re.compile(r"\b(?:that number|that|it)\b|(?:这个|那个)数字?|结果|它", flags=re.IGNORECASE)
 
 
 def _lookup_then_compute(
