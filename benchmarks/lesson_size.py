@@ -30,13 +30,13 @@ Rules (the budget's definitions), applied to the tour ``notebooks/solutions/tour
   ``2026-07-28 schema.ts``, ``changelog``) in core prose outside a Sources list. Counted, not budgeted:
   sources belong in the Sources list.
 
-- **The Chinese edition** (``notebooks/zh/solutions/``) is measured by the same rules with its own markers
-  (``## 深入一步（选读）``, ``## 练习``, ``### 练习 NN.K``, ``约 N 分钟。`` (a line of its own), ``**出处**``, and the statement
-  ``**时长**：正文约 C 分钟，练习约 E 分钟``). Its prose is read at 134 Chinese characters a minute, the Latin
-  words in it (names, code) at 120: the English rate scaled by the ratio of the two languages' mean reading speeds in
-  the IReST study (255 characters a minute in Chinese, 228 words in English; Trauzettel-Klosinski and Dietz,
-  Investigative Ophthalmology & Visual Science 53(9), 2012). Its stated times must equal the computed ones; the
-  budgets below are the English lesson's.
+- **The Chinese edition** (``notebooks/zh/solutions/``) is measured by the same rules with its own markers:
+  ``## 深入一步（选读）``, ``## 练习``, ``### 练习 NN.K``, ``约 N 分钟。`` (a line of its own), ``**出处**``,
+  and the statement ``**时长**：正文约 C 分钟，练习约 E 分钟``. Its prose is read at 134 Chinese characters a
+  minute, the Latin words in it (names, code) at 120: the English rate scaled by the ratio of the two languages'
+  mean reading speeds in the IReST study (255 characters a minute in Chinese, 228 words in English;
+  Trauzettel-Klosinski and Dietz, Investigative Ophthalmology & Visual Science 53(9), 2012). Its stated times must
+  equal the computed ones; the budgets below are the English lesson's.
 
 Budget: core prose <= 1,800 words, exercises' prose <= 600 words, core <= 45 minutes; no core output taller than
 25 rendered lines or wider than 120 characters. Exit code 1 with ``--check`` when a budget is exceeded.
