@@ -125,12 +125,6 @@ def test_the_extraction_follows_tables_helpers_and_f_strings(messages):
     assert not any(text in messages for text in ("http_capture", "samples_on[{number}]", "{', '.join(names)}"))
 
 
-def test_the_wheel_carries_the_catalog():
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"mcp_teach" = ["locale/*/LC_MESSAGES/*.po"]' in pyproject
-    assert '"babel>=' in pyproject
-
-
 # The language of a lesson
 
 
