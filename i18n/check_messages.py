@@ -304,8 +304,17 @@ class Reader:
         return found
 
     def pairs(self, node: ast.expr, scope: Scope, seen: tuple) -> list:
-        """The (key, value) pairs of a dict: a literal's, or those assigned one by one (``found[key] = value``)."""
+        """The (key, value) pairs of a dict: a literal's, or those assigned one by one (``found[key] = value``), also
+        of the dict a function of the package returns."""
         found = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+            if node.func.id in PASSING_ON:
+                return self.pairs(node.args[0], scope, seen)
+            for callee in (f for f in self.callees(node) if f.owner is None):
+                where = Scope(callee.module, callee)
+                returned = [n.value for n in _own_nodes(callee.node) if isinstance(n, ast.Return) and n.value]
+                found += [pair for value in returned for pair in self.pairs(value, where, seen)]
+            return found
         for container, where in self.values(node, scope, (), seen) or []:
             if isinstance(container, ast.Dict):
                 found += [((k, where), (v, where)) for k, v in zip(container.keys, container.values, strict=True) if k]
