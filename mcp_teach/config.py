@@ -42,6 +42,23 @@ PROVIDERS: tuple[Provider, ...] = ("offline", "openai", "anthropic")
 ANTHROPIC_KEY_PREFIX = "sk-ant-"
 ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com"
 
+#: The languages a lesson's exercise checks answer in (``setup_notebook(language=...)``); English by default.
+LANGUAGES = ("en", "zh")
+#: This kernel's lesson language: kept here, below both the lesson's setup cell and the checks that read it.
+_LESSON_LANGUAGE = ["en"]
+
+
+def set_lesson_language(language: str) -> None:
+    """Record the language of the lesson this kernel runs; an unknown one is refused, naming the known ones."""
+    if language not in LANGUAGES:
+        raise ConfigError(f"language={language!r} is not known: the checks speak {', '.join(map(repr, LANGUAGES))}")
+    _LESSON_LANGUAGE[0] = language
+
+
+def lesson_language() -> str:
+    """The language the lesson's checks answer in."""
+    return _LESSON_LANGUAGE[0]
+
 
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (an address or a name) stays on this machine: a loopback address, or ``localhost``."""

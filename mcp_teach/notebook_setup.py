@@ -12,6 +12,7 @@ from importlib.metadata import version
 
 import nest_asyncio
 
+from mcp_teach.config import set_lesson_language
 from mcp_teach.display.show import table
 
 #: Packages whose versions each lesson prints, so a mismatch is obvious.
@@ -20,9 +21,10 @@ COURSE_PACKAGES = ("mcp-teach", "fastmcp", "mcp", "openai")
 _WAKE_UP_SOCKETS: list[socket.socket] = []
 
 
-def setup_notebook() -> None:
+def setup_notebook(language: str = "en") -> None:
     """Prepare a lesson kernel.
 
+    - The exercise checks answer in the lesson's ``language``: ``"en"``, or ``"zh"`` in a Chinese lesson.
     - Server log lines of in-process servers (e.g. "Error calling tool") would
       interleave with the lesson's output, so fastmcp logs only critical
       problems here; a stdio server logs to ``mcp_teach.transports.in_process.STDIO_LOG``.
@@ -32,6 +34,7 @@ def setup_notebook() -> None:
     - The first ``tools/call`` does not spend a second on a grammar no lesson uses (:func:`skip_format_grammar`).
     - On Colab the widgets render (:func:`use_colab_widget_manager`).
     """
+    set_lesson_language(language)  # first: a language no check speaks is refused before anything changes
     import fastmcp  # noqa: F401  (importing fastmcp resets its logger, so import it first)
 
     logging.getLogger("fastmcp").setLevel(logging.CRITICAL)

@@ -69,6 +69,7 @@ def test_the_wheel_carries_the_package_every_lesson_and_the_licences(wheel):
     assert {"mcp_teach/servers/knowledge_docs/tools.md", "mcp_teach/servers/knowledge_docs/connection.png"} <= set(
         names
     )
+    assert "mcp_teach/locale/zh/LC_MESSAGES/checks.po" in names  # a Chinese lesson's checks read it
     licences = {name.rpartition("/")[2] for name in names if "/licenses/" in name}
     assert licences == {"LICENSE", "LICENSE-CONTENT"}
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()

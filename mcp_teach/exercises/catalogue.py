@@ -35,6 +35,7 @@ from typing import Any
 from mcp_teach.exercises.answers import CheckTimedOut
 from mcp_teach.exercises.check import EXERCISE_ID, Checker, ExerciseFailed, ExerciseNotAttempted, raised
 from mcp_teach.exercises.convention import PLACEHOLDER
+from mcp_teach.exercises.language import said
 
 #: Set while a notebook is being graded (nbgrader's own name for it, also set by ``mcp-teach grade``).
 GRADING_VARIABLE = "NBGRADER_EXECUTION"
@@ -163,9 +164,11 @@ def _names(names: list[str]) -> str:
 
 def _not_attempted(exercise_id: str, what: str, grading: bool) -> None:
     """Say the exercise is not attempted yet (no hint: it would hold the answer); while grading, raise it."""
-    message = (
-        f"Exercise {exercise_id} — not attempted yet: write your answer in the cell above so that it {what}, "
-        "run that cell, then run this one again."
+    message = said(
+        "Exercise {id} — not attempted yet: write your answer in the cell above so that it {what}, "
+        "run that cell, then run this one again.",
+        id=exercise_id,
+        what=said(what),
     )
     if grading:
         raise ExerciseNotAttempted(message)

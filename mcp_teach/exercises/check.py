@@ -11,7 +11,8 @@ A lesson's check cell does not call this directly: it is one line, ``check("01.3
 
 A failed expectation raises :class:`ExerciseFailed` whose message says what was
 expected, what was found and a hint, e.g.
-``Exercise 01.3 — the number of requests: expected 2, found 3. Hint: ...``.
+``Exercise 01.3 — the number of requests: expected 2, found 3. Hint: ...``, in the lesson's language
+(:mod:`mcp_teach.exercises.language`: a Chinese lesson's checks answer in Chinese).
 """
 
 from __future__ import annotations
@@ -24,8 +25,18 @@ from collections.abc import Callable, Container
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-#: Printed by :meth:`Checker.done`; the grader looks for it.
+from mcp_teach.exercises.language import said
+
+#: Printed by :meth:`Checker.done`.
 PASSED = "✔ Exercise {id} passed"
+#: A failed check's feedback: the one-line message (the error's text), then the lines a lesson shows.
+FEEDBACK = (
+    "Exercise {id} — {what}: expected {expected}, found {found}. Hint: {hint}",
+    "Exercise {id} — {what}",
+    "  expected: {expected}",
+    "  found:    {found}",
+    "  hint:     {hint}",
+)
 EXERCISE_ID = re.compile(r"^\d{2}\.\d+$")
 T = TypeVar("T")
 #: Colours and cursor moves (pytest's, a library's): a notebook shows them as raw codes.
@@ -98,11 +109,11 @@ class Checker:
 
     def failure(self, what: str, expected: str, found: str, hint: str | None = None) -> ExerciseFailed:
         """The standard feedback message, as the error that carries it."""
-        what, expected, found, hint = (ANSI.sub("", text or "") for text in (what, expected, found, hint))
-        hint = hint or f"the task above says what {what} should be"
-        message = f"Exercise {self.exercise_id} — {what}: expected {expected}, found {found}."
-        lines = (f"Exercise {self.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}")
-        return ExerciseFailed(f"{message} Hint: {hint}", (*lines, f"  hint:     {hint}"))
+        what, expected, found, hint = (said(ANSI.sub("", text or "")) for text in (what, expected, found, hint))
+        hint = hint or said("the task above says what {what} should be", what=what)
+        texts = {"id": self.exercise_id, "what": what, "expected": expected, "found": found, "hint": hint}
+        message, *lines = (said(line, **texts) for line in FEEDBACK)
+        return ExerciseFailed(message, tuple(lines))
 
     def fail(self, what: str, expected: str, found: str, hint: str | None = None) -> NoReturn:
         """Stop with the standard feedback message."""
@@ -165,4 +176,4 @@ class Checker:
 
     def done(self) -> None:
         """Print the line that says the exercise passed (the grader reads it)."""
-        print(PASSED.format(id=self.exercise_id))
+        print(said(PASSED, id=self.exercise_id))

@@ -44,7 +44,8 @@ from mcp_types.jsonrpc import MISSING_REQUIRED_CLIENT_CAPABILITY
 from mcp_teach.course.conformance import WIDTH, ConformanceError, ScenarioResult, SuiteReport, check_server_at
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
-from mcp_teach.exercises.check import Checker, ExerciseFailed, described
+from mcp_teach.exercises.check import FEEDBACK, Checker, ExerciseFailed, described
+from mcp_teach.exercises.language import said
 from mcp_teach.servers import capstone
 
 #: The capstone's steps in the order :func:`~mcp_teach.servers.capstone.build_capstone_server` adds them.
@@ -566,29 +567,32 @@ def judge(check: Checker, step: Step, function: Any) -> tuple[list[SuiteReport],
     wanted = sum(len(names) for names in step.wanted.values())
     failing = [(report.revision, result) for report in reports for result in report.scored if result.status != "PASS"]
     if failing:
-        what = f"the conformance suite's {wanted} scenario{'s' * (wanted != 1)} for {step.answer}"
-        expected = f"all {wanted} pass: " + "; ".join(
+        one = f"the conformance suite's 1 scenario for {step.answer}"
+        what = said(one if wanted == 1 else f"the conformance suite's {wanted} scenarios for {step.answer}")
+        expected = said(f"all {wanted} pass: ") + "; ".join(
             f"{rev}: {', '.join(names)}" for rev, names in step.wanted.items()
         )
-        found = f"{wanted - len(failing)} of {wanted} pass"
-        lines = [f"Exercise {check.exercise_id} — {what}", f"  expected: {expected}", f"  found:    {found}"]
+        found = said(f"{wanted - len(failing)} of {wanted} pass")
+        texts = {"id": check.exercise_id, "what": what, "expected": expected, "found": found}
+        lines = [said(template, **texts) for template in FEEDBACK[1:4]]
         for revision, result in failing:
-            said = f"{result.scenario} ({revision}) {result.status}: {_problems(result)}"
+            outcome = f"{result.scenario} ({revision}) {result.status}: {_problems(result)}"
             lines += textwrap.wrap(
-                said, WIDTH, initial_indent="    ", subsequent_indent="        ", break_on_hyphens=False
+                outcome, WIDTH, initial_indent="    ", subsequent_indent="        ", break_on_hyphens=False
             )
             lines += textwrap.wrap(
-                f"hint: {step.hints[result.scenario]}",
+                said("hint: {hint}", hint=said(HINTS[result.scenario])),
                 WIDTH,
                 initial_indent="      ",
                 subsequent_indent="        ",
                 break_on_hyphens=False,
             )
-        hints = " / ".join(f"{result.scenario}: {step.hints[result.scenario]}" for _, result in failing)
+        hints = " / ".join(f"{result.scenario}: {said(HINTS[result.scenario])}" for _, result in failing)
         details = " ".join(
             f"{result.scenario} ({rev}) {result.status}: {_problems(result)}." for rev, result in failing
         )
-        message = f"Exercise {check.exercise_id} — {what}: expected {expected}, found {found}. {details} Hint: {hints}"
+        summary = "Exercise {id} — {what}: expected {expected}, found {found}. {details} Hint: {hint}"
+        message = said(summary, **texts, details=details, hint=hints)
         raise ExerciseFailed(message, tuple(lines))
     passed = [also(check, server) for also in (*step.also, as_the_task_gives, every_tool_and_prompt_described)]
     line = f"PASS in memory: {'; '.join(passed)}"
