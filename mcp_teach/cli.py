@@ -14,10 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mcp_teach.config import LOOPBACK, load_settings
+from mcp_teach.config import LANGUAGES, LOOPBACK, load_settings
 
 DEMO_QUESTION = "multiply 3 by 4, then subtract 5"
-LANGUAGES = ("en", "zh")
 URL_HELP = (
     "talk to a server that is already running, e.g. started with 'mcp-teach serve' in another terminal "
     "(a URL ending in /sse uses SSE, any other streamable HTTP); --transport is then ignored"

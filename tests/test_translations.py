@@ -15,8 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from mcp_teach.config import lesson_language, set_lesson_language
 from mcp_teach.course.authoring import SOLUTIONS, course_notebooks
 from mcp_teach.course.translations import cell_hash, code_differences, export, findings, import_text, twin
+from mcp_teach.exercises.language import said
 
 REPO = Path(__file__).resolve().parent.parent
 ENGLISH = course_notebooks(REPO / SOLUTIONS)
@@ -35,8 +37,16 @@ IN_CHINESE = (("✔ Exercise ", "✔ 练习 "), (" passed`", " 通过`"), ("note
 
 
 def _in_chinese(span: str) -> str:
+    """The span as a Chinese lesson writes it; a quoted question a check compares is the checks' Chinese one."""
     for english, chinese in IN_CHINESE:
         span = span.replace(english, chinese)
+    if quoted := re.fullmatch(r'`"(.+)"`', span):
+        before = lesson_language()
+        set_lesson_language("zh")
+        try:
+            return f'`"{said(quoted[1])}"`'
+        finally:
+            set_lesson_language(before)
     return span
 
 

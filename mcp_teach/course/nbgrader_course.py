@@ -13,6 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from mcp_teach.config import LANGUAGES
 from mcp_teach.exercises.convention import PLACEHOLDER
 
 
@@ -84,5 +85,5 @@ def add_nbgrader_course_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--lessons", type=Path, help="the solved lessons' folder (default: the ones this install carries)"
     )
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="the lessons' language (zh: Chinese)")
+    parser.add_argument("--lang", choices=LANGUAGES, default="en", help="the lessons' language (zh: Chinese)")
     parser.set_defaults(handler=nbgrader_course_command)

@@ -25,7 +25,6 @@ from pathlib import Path
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
-LANGUAGES = ("zh",)
 #: How a lesson asks for its language: the one code difference that is not a comment or a string.
 SETUP_CALL = re.compile(r"setup_notebook\(language=\"(\w+)\"\)")
 #: A translated string holds at least one Chinese character or punctuation mark.

@@ -21,6 +21,7 @@ from mcp_teach.config import Settings
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import said
 from mcp_teach.llm.loop import LoopResult, ToolCall, ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.servers.calculator import build_calculator_server
@@ -98,8 +99,8 @@ def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> Non
                    f"gated_call(client, {name})", expected=f"(a text starting with 'Error' that names {name}, True)",
                    found=outcome, hint="the shape of call_tool's answer: (text for the model, failed)")  # fmt: skip
     check.instance(gated, LoopResult, "gated", hint="store what `await ask(..., execute=gated_call)` returns")
-    check.equal(_question(gated), CHAIN_QUESTION, "the question in gated.trace",
-                hint=_question_hint(gated, f"ask {CHAIN_QUESTION!r}, word for word"))  # fmt: skip
+    check.equal(_question(gated), said(CHAIN_QUESTION), "the question in gated.trace",
+                hint=_question_hint(gated, f"ask {said(CHAIN_QUESTION)!r}, word for word"))  # fmt: skip
     sent = [request["params"]["name"] for request, _ in tools_calls(gated)]
     check.true(not set(sent) - ALLOWED, "the tools/call requests in gated.trace", expected=f"only {sorted(ALLOWED)}",
                found=sent, hint="pass execute=gated_call to ask")  # fmt: skip
@@ -131,9 +132,9 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
     )
     check.equal(
         _question(remainder_result),
-        REMAINDER_QUESTION,
+        said(REMAINDER_QUESTION),
         "the question in remainder_result.trace",
-        hint=_question_hint(remainder_result, f"ask {REMAINDER_QUESTION!r}, word for word"),
+        hint=_question_hint(remainder_result, f"ask {said(REMAINDER_QUESTION)!r}, word for word"),
     )
     calls = tools_calls(remainder_result)
     check.equal(
@@ -167,9 +168,9 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
     )  # fmt: skip
     check.equal(
         _question(anonymous_result),
-        REMAINDER_QUESTION,
+        said(REMAINDER_QUESTION),
         "the question in anonymous_result.trace",
-        hint=_question_hint(anonymous_result, f"ask the same question, {REMAINDER_QUESTION!r}"),
+        hint=_question_hint(anonymous_result, f"ask the same question, {said(REMAINDER_QUESTION)!r}"),
     )
     check.equal(
         [request["params"]["name"] for request, _ in tools_calls(anonymous_result)],

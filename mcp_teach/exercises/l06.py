@@ -24,6 +24,7 @@ from typing import Any
 from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import said
 from mcp_teach.lessons.l06_summary import format_ms
 
 #: The two connections of 06.2.
@@ -216,7 +217,7 @@ def tool_loop_on_the_scale(
     check.instance(timed, LoopResult, "timed", hint="store what `await ask(...)` returns")
     check.equal(
         timed.trace.of_kind("question")[0].payload["content"],
-        "multiply 3 by 4, then subtract 5",
+        said("multiply 3 by 4, then subtract 5"),
         "the question in timed.trace",
         hint="ask the chain of lesson 04, word for word",
     )

@@ -22,6 +22,7 @@ from mcp_teach.config import Settings
 from mcp_teach.exercises.answers import CheckTimedOut, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import said
 from mcp_teach.llm.anthropic_format import to_anthropic_tools
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.loop import ask
@@ -98,10 +99,11 @@ def check_by_hand(c: Checker, by_hand_messages: Any, by_hand: Any) -> None:
     c.instance(messages, list, "by_hand_messages", hint="the list of messages of the second request")
     c.equal(len(messages), 3, "len(by_hand_messages)", hint="the question, the model's turn, your result turn")
     question, turn, results = messages
-    if question.get("content") == [{"type": "text", "text": BY_HAND_QUESTION}]:  # the same question, as one block
-        question = {**question, "content": BY_HAND_QUESTION}
-    c.equal(question, {"role": "user", "content": BY_HAND_QUESTION}, "by_hand_messages[0]",
-            hint=f"the question as a user message: {BY_HAND_QUESTION!r}")  # fmt: skip
+    asked = said(BY_HAND_QUESTION)  # in the lesson's language
+    if question.get("content") == [{"type": "text", "text": asked}]:  # the same question, as one block
+        question = {**question, "content": asked}
+    c.equal(question, {"role": "user", "content": asked}, "by_hand_messages[0]",
+            hint=f"the question as a user message: {asked!r}")  # fmt: skip
     c.equal(turn.get("role"), "assistant", "by_hand_messages[1]['role']", hint="the model's reply goes back as-is")
     uses = [b for b in turn.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"]
     c.equal(len(uses), 1, "tool_use blocks in by_hand_messages[1]", hint="the block the first reply held")
