@@ -1,9 +1,9 @@
 """The exercise checks answer in the lesson's language: ``setup_notebook(language="zh")`` makes every sentence of a
 check Chinese, from a gettext catalog Babel keeps in step with the checks (docs/zh/checks-catalog.md).
 
-The catalog holds exactly the messages Babel extracts from ``mcp_teach/exercises`` (``babel.cfg``), each translated,
-not fuzzy, with the same placeholders; real failing checks of lessons 01, 03 and 05 speak Chinese in a Chinese
-lesson and are unchanged in an English one; grading scores a Chinese lesson as it scores an English one.
+The catalog holds exactly the messages Babel extracts from ``mcp_teach/exercises`` (``docs/zh/babel.cfg``), each
+translated, not fuzzy, with the same placeholders; real failing checks of lessons 01, 03 and 05 speak Chinese in a
+Chinese lesson and are unchanged in an English one; grading scores a Chinese lesson as it scores an English one.
 """
 
 from __future__ import annotations
@@ -42,10 +42,11 @@ METHOD_NOT_FOUND = raw_request(1, "tools/run")
 
 
 def extracted(folder: Path, template: Path) -> set[str]:
-    """The msgids ``pybabel extract -F babel.cfg`` finds in ``folder`` (run as a contributor runs it)."""
+    """The msgids ``pybabel extract -F docs/zh/babel.cfg`` finds in ``folder`` (run as a contributor runs it)."""
     command = [sys.executable, "-c", "from babel.messages.frontend import main; main()", "-q", "extract"]
-    command += ["-F", str(ROOT / "babel.cfg"), "--no-wrap", "-o", str(template), str(folder)]
-    subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    command += ["-F", str(ROOT / "docs" / "zh" / "babel.cfg"), "--no-wrap", "-o", str(template), str(folder)]
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "docs" / "zh")}  # where the extraction method is
+    subprocess.run(command, check=True, cwd=ROOT, env=environment, timeout=120)
     with template.open("rb") as pot:
         return {message.id for message in read_po(pot) if message.id}
 

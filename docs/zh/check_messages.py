@@ -1,4 +1,4 @@
-"""Babel extraction method for the sentences the exercise checks show (``babel.cfg``: ``i18n.check_messages:extract``).
+"""Babel extraction method for the sentences the exercise checks show (``docs/zh/babel.cfg``).
 
 A check's feedback is built from the ``what`` / ``expected`` / ``found`` / ``hint`` a check function hands to a
 :class:`~mcp_teach.exercises.check.Checker` method, and from the fixed sentences ``said(...)`` names. Those texts are
