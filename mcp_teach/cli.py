@@ -23,6 +23,12 @@ URL_HELP = (
 )
 
 
+def refused(command: str, why: object, exit_code: int = 2) -> int:
+    """Say on stderr why ``mcp-teach COMMAND`` stopped; the exit code it ends with."""
+    print(f"mcp-teach {command}: {why}", file=sys.stderr)
+    return exit_code
+
+
 def lab(args: argparse.Namespace) -> int:
     """Open the lessons in JupyterLab at the first lesson (replaces this process, so Ctrl-C stops JupyterLab as usual).
 
@@ -36,8 +42,7 @@ def lab(args: argparse.Namespace) -> int:
         try:
             folder = _course_to_open(args.lang)
         except CourseFolderError as error:
-            print(f"mcp-teach lab: {error}", file=sys.stderr)
-            return 2
+            return refused("lab", error)
     if not folder.is_dir():
         print(f"mcp-teach lab: no folder {folder}: run it from the course's folder, or name the lessons' folder")
         return 2
@@ -70,8 +75,7 @@ def lessons(args: argparse.Namespace) -> int:
     try:
         plan = copy_course(args.folder, update=args.update, language=args.lang)
     except CourseFolderError as error:
-        print(f"mcp-teach lessons: {error}", file=sys.stderr)
-        return 2
+        return refused("lessons", error)
     if plan.first_copy:
         print(f"open them with: mcp-teach lab {shlex.quote(str(args.folder))}")
     return 0
@@ -103,8 +107,7 @@ def translations(args: argparse.Namespace) -> int:
 
     lessons = args.lessons or course_notebooks(SOLUTIONS)
     if args.action != "status" and args.file is None:
-        print(f"mcp-teach translations {args.action}: name the text file with --file", file=sys.stderr)
-        return 2
+        return refused(f"translations {args.action}", "name the text file with --file")
     if args.action == "export":
         args.file.write_text("".join(export(lesson, args.lang) for lesson in lessons), encoding="utf-8")
         print(f"wrote {args.file}: translate the text under each %%% line, then run import")
@@ -126,11 +129,9 @@ def student_copy(args: argparse.Namespace) -> int:
     try:
         plans = plan_copies(args.paths, args.output)
     except (ValueError, FileNotFoundError) as error:  # malformed exercise tags (ConventionError) included
-        print(f"mcp-teach student-copy: {error}", file=sys.stderr)
-        return 2
+        return refused("student-copy", error)
     if not plans:
-        print("mcp-teach student-copy: no notebooks found", file=sys.stderr)
-        return 2
+        return refused("student-copy", "no notebooks found")
     write_copies(plans)
     for plan in plans:
         print(describe_copy(plan))
@@ -144,17 +145,14 @@ def grade(args: argparse.Namespace) -> int:
 
     try:
         if not submissions(args.path):
-            print(f"mcp-teach grade: no notebooks in {args.path}", file=sys.stderr)
-            return 2
+            return refused("grade", f"no notebooks in {args.path}")
     except FileNotFoundError as error:
-        print(f"mcp-teach grade: {error}", file=sys.stderr)
-        return 2
+        return refused("grade", error)
     limits = Limits(cell_timeout=args.timeout, time_limit=args.time_limit)
     try:
         results = grade_all(args.path, limits, lambda line: print(line, file=sys.stderr, flush=True))
     except KeyboardInterrupt:
-        print("mcp-teach grade: interrupted, no report written", file=sys.stderr)
-        return 130
+        return refused("grade", "interrupted, no report written", 130)
     csv_path = args.csv or default_csv(args.path)
     write_csv(results, csv_path)
     print(report(results))
@@ -193,28 +191,21 @@ def class_tokens(args: argparse.Namespace) -> int:
 
     secret = load_settings().mcp_auth_token
     if not secret:
-        print(
-            f"mcp-teach class-tokens: set {TOKEN_VARIABLE} to the class secret first (the one 'mcp-teach serve' "
-            f"is started with; {TOKEN_RULE})",
-            file=sys.stderr,
-        )
-        return 2
+        started = f"the one 'mcp-teach serve' is started with; {TOKEN_RULE}"
+        return refused("class-tokens", f"set {TOKEN_VARIABLE} to the class secret first ({started})")
     names = list(args.names)
     if args.roster is not None:
         try:
             lines = args.roster.read_text(encoding="utf-8").splitlines()
         except OSError as error:
-            print(f"mcp-teach class-tokens: cannot read the roster {args.roster}: {error.strerror}", file=sys.stderr)
-            return 2
+            return refused("class-tokens", f"cannot read the roster {args.roster}: {error.strerror}")
         names += [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not names:
-        print("mcp-teach class-tokens: name the students, or pass --roster FILE (one name a line)", file=sys.stderr)
-        return 2
+        return refused("class-tokens", "name the students, or pass --roster FILE (one name a line)")
     try:
         rows = [f"{name}\t{student_token(secret, name)}" for name in dict.fromkeys(names)]
     except ValueError as error:
-        print(f"mcp-teach class-tokens: {error}", file=sys.stderr)
-        return 2
+        return refused("class-tokens", error)
     print("\n".join(rows))
     return 0
 

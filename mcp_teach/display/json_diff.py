@@ -20,11 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_teach.display.show import COLOURS, table
-from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT, as_capture
+from mcp_teach.display.show import ARROWS, COLOURS, table
+from mcp_teach.llm.trace import short
+from mcp_teach.wire.messages import as_capture
 from mcp_teach.wire.plain_text import PlainText
-
-ARROWS = {CLIENT_TO_SERVER: "client → server", SERVER_TO_CLIENT: "server → client"}
 
 
 class _Missing:
@@ -73,8 +72,7 @@ def _message_numbers(numbers: list[int]) -> str:
 
 
 def _shown(value: Any, width: int) -> str:
-    text = "—" if value is MISSING else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return short("—" if value is MISSING else json.dumps(value, ensure_ascii=False), width)
 
 
 @dataclass(frozen=True)

@@ -35,8 +35,6 @@ OPENAI_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 #: Keywords :func:`clean_schema` removes wherever a schema can appear.
 DROPPED_KEYWORDS = ("$schema", "additionalProperties", "title")
-#: Keywords :func:`clean_schema` removes but keeps as a sentence in ``description``.
-MOVED_TO_DESCRIPTION = ("default", "format")
 #: Keys starting with this are vendor extensions (e.g. fastmcp's ``x-fastmcp-wrap-result``); removed.
 VENDOR_PREFIX = "x-"
 
