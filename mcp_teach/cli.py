@@ -100,28 +100,6 @@ def build(args: argparse.Namespace) -> int:
     return 0
 
 
-def translations(args: argparse.Namespace) -> int:
-    """``status``: the cells of a translation that are missing or behind; ``export``/``import``: only those, as text."""
-    from mcp_teach.course.authoring import SOLUTIONS, course_notebooks
-    from mcp_teach.course.translations import export, findings, import_text
-
-    lessons = args.lessons or course_notebooks(SOLUTIONS)
-    if args.action != "status" and args.file is None:
-        return refused(f"translations {args.action}", "name the text file with --file")
-    if args.action == "export":
-        args.file.write_text("".join(export(lesson, args.lang) for lesson in lessons), encoding="utf-8")
-        print(f"wrote {args.file}: translate the text under each %%% line, then run import")
-        return 0
-    text = args.file.read_text(encoding="utf-8") if args.action == "import" else ""
-    found = [
-        str(f)
-        for lesson in lessons
-        for f in (import_text(lesson, args.lang, text) if text else findings(lesson, args.lang))
-    ]
-    print("\n".join(found) or f"the {args.lang} edition is in step with the English lessons")
-    return 1 if found else 0
-
-
 def student_copy(args: argparse.Namespace) -> int:
     """Write student versions of notebooks: solutions replaced, exercise outputs cleared."""
     from mcp_teach.exercises.student_copy import describe_copy, plan_copies, write_copies
@@ -373,15 +351,6 @@ def build_parser() -> argparse.ArgumentParser:
         "notebooks", nargs="*", type=Path, help="solved lessons (default: notebooks/solutions/[0-9][0-9]_*.ipynb)"
     )
     build_parser_.set_defaults(handler=build)
-    translations_parser = commands.add_parser(
-        "translations",
-        help="what of a translated edition is behind the English lessons, and the text to re-translate (contributors)",
-    )
-    translations_parser.add_argument("action", choices=("status", "export", "import"))
-    translations_parser.add_argument("lessons", nargs="*", type=Path, help="solved English lessons (default: all)")
-    translations_parser.add_argument("--lang", choices=LANGUAGES[1:], default="zh")
-    translations_parser.add_argument("--file", type=Path, help="the text to translate (export writes, import reads)")
-    translations_parser.set_defaults(handler=translations)
     add_tap_arguments(commands.add_parser("tap", **TAP_PARSER))
     from mcp_teach.course.conformance import add_conformance_parser
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
@@ -17,10 +18,12 @@ import pytest
 
 from mcp_teach.config import lesson_language, set_lesson_language
 from mcp_teach.course.authoring import SOLUTIONS, course_notebooks
-from mcp_teach.course.translations import cell_hash, code_differences, export, findings, import_text, twin
 from mcp_teach.exercises.language import said
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "docs" / "zh"))  # the repository's translation tool, docs/zh/translations.py
+from translations import cell_hash, code_differences, export, findings, import_text, main, twin  # noqa: E402
+
 ENGLISH = course_notebooks(REPO / SOLUTIONS)
 GLOSSARY = json.loads((REPO / "docs" / "zh" / "glossary.json").read_text(encoding="utf-8"))
 INLINE_CODE = re.compile(r"`[^`]+`")
@@ -57,9 +60,9 @@ def _pairs(english: Path) -> list[tuple[nbformat.NotebookNode, nbformat.Notebook
 
 @pytest.mark.parametrize("english", ENGLISH, ids=lambda path: path.stem)
 def test_every_lesson_has_a_chinese_twin_in_step(english):
-    """Fails when an English cell changed after its translation: ``mcp-teach translations status`` lists them."""
-    assert twin(english, "zh").is_file() and twin(twin(english, "zh").parents[1] / english.name, "zh").parent
-    assert (twin(english, "zh").parents[1] / english.name).is_file(), "its blank twin: mcp-teach build-lessons"
+    """Fails when an English cell changed after its translation: ``docs/zh/translations.py status`` lists them."""
+    chinese = twin(english, "zh")
+    assert chinese.is_file() and (chinese.parents[1] / english.name).is_file(), "blank twin: mcp-teach build-lessons"
     assert [str(finding) for finding in findings(english, "zh")] == []
 
 
@@ -195,3 +198,11 @@ def test_the_chinese_quick_start_is_the_same_two_commands_opening_the_chinese_le
 
     english = commands("README.md")
     assert len(english) == 2 and commands("README.zh-CN.md") == [f"{english[0]} --lang zh", english[1]]
+
+
+def test_the_status_command_names_what_is_behind_and_fails_until_it_is_translated(lesson, capsys):
+    assert main(["status", str(lesson)]) == 0
+    assert capsys.readouterr().out == "the zh edition is in step with the English lessons\n"
+    _edit(lesson, 0, lambda source: source + "\n\nA new closing sentence.")
+    assert main(["status", str(lesson)]) == 1
+    assert "behind: its English cell changed" in capsys.readouterr().out

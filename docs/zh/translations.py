@@ -7,18 +7,24 @@ A translated lesson has the English lesson's cells, in the same order and with t
   f-string or a format string stay the same), and the lesson's language given to ``setup_notebook``. A code cell
   that differs records the hash of its English cell too.
 
-A cell is *behind* when its English cell changed after it was translated. ``mcp-teach translations status`` lists
-those; ``export`` writes them (and cells with no translation yet) to a text file a translator edits; ``import`` puts the
-text back and records the hashes. The idea is the MCP Python SDK's ``i18n/`` (per-section hashes, an offline
-status command).
+A cell is *behind* when its English cell changed after it was translated. ``status`` lists those; ``export``
+writes them (and cells with no translation yet) to a text file a translator edits; ``import`` puts the text back and
+records the hashes. The idea is the MCP Python SDK's ``i18n/`` (per-section hashes, an offline status command). A
+tool for the repository (it works on ``notebooks/``), so it lives here and not in the package students install::
+
+    python docs/zh/translations.py status
+    python docs/zh/translations.py export --file todo.txt [notebooks/solutions/NN_x.ipynb ...]
+    python docs/zh/translations.py import --file todo.txt
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import hashlib
 import re
 import string
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,3 +197,34 @@ def import_text(english_path: Path, language: str, text: str) -> list[Finding]:
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(english, path)
     return findings(english_path, language)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``status``: the cells of a translation that are missing or behind; ``export``/``import``: only those, as text."""
+    from mcp_teach.course.authoring import SOLUTIONS, course_notebooks
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("status", "export", "import"))
+    parser.add_argument("lessons", nargs="*", type=Path, help="solved English lessons (default: all)")
+    parser.add_argument("--lang", choices=("zh",), default="zh")
+    parser.add_argument("--file", type=Path, help="the text to translate (export writes it, import reads it)")
+    args = parser.parse_args(argv)
+    lessons = args.lessons or course_notebooks(SOLUTIONS)
+    if args.action != "status" and args.file is None:
+        parser.error(f"{args.action} needs the text file: --file todo.txt")
+    if args.action == "export":
+        args.file.write_text("".join(export(lesson, args.lang) for lesson in lessons), encoding="utf-8")
+        print(f"wrote {args.file}: translate the text under each %%% line, then run import")
+        return 0
+    text = args.file.read_text(encoding="utf-8") if args.action == "import" else ""
+    found = [
+        str(f)
+        for lesson in lessons
+        for f in (import_text(lesson, args.lang, text) if text else findings(lesson, args.lang))
+    ]
+    print("\n".join(found) or f"the {args.lang} edition is in step with the English lessons")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
