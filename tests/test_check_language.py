@@ -260,16 +260,15 @@ def test_an_english_lesson_never_reads_the_catalog(monkeypatch):
 
 
 def lesson_01(language: str, folder: Path) -> Path:
-    """Lesson 01 as a student hands it in: 01.1 solved, 01.2 wrong (an id of 0 is no id), 01.3 and 01.4 blank; in
-    ``language`` (its setup cell says so, as a Chinese lesson's does)."""
-    solved = nbformat.read(ROOT / "notebooks" / "solutions" / "01_handshake.ipynb", as_version=4)
+    """Lesson 01 as a student hands it in, the English lesson or its Chinese twin: 01.1 solved, 01.2 wrong (an id of
+    0 is no id), 01.3 and 01.4 blank."""
+    edition = ROOT / "notebooks" / ("zh" if language == "zh" else "")
+    solved = nbformat.read(edition / "solutions" / "01_handshake.ipynb", as_version=4)
     student, _ = student_notebook(solved)
     exercises = {exercise.id: exercise for exercise in find_exercises(student)}
     student.cells[exercises["01.1"].solution].source = solved.cells[exercises["01.1"].solution].source
     wrong = solved.cells[exercises["01.2"].solution].source.replace('"id" in message', 'message.get("id")')
     student.cells[exercises["01.2"].solution].source = wrong
-    setup = next(cell for cell in student.cells if "setup_notebook()" in cell.source)
-    setup.source = setup.source.replace("setup_notebook()", f"setup_notebook(language={language!r})")
     path = folder / language / "01_handshake.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(copy.deepcopy(student), path)

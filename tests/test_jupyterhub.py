@@ -146,3 +146,10 @@ def test_nbgrader_course_writes_the_config_and_one_assignment_per_lesson_and_kee
     (tmp_path / "file").write_text("")
     assert main(["nbgrader-course", str(tmp_path / "file"), "--lessons", str(solutions)]) == 2
     assert "is a file" in capsys.readouterr().err
+
+
+def test_nbgrader_course_lang_zh_makes_its_assignments_from_the_chinese_lessons(tmp_path):
+    chinese = Path(__file__).resolve().parent.parent / "notebooks" / "zh" / "solutions"
+    assert main(["nbgrader-course", str(tmp_path / "course"), "--lang", "zh"]) == 0
+    lesson = tmp_path / "course" / "source" / "03_tools_call" / "03_tools_call.ipynb"
+    assert lesson.read_bytes() == (chinese / "03_tools_call.ipynb").read_bytes()
