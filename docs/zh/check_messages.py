@@ -1,11 +1,13 @@
 """Babel extraction method for the sentences the exercise checks show (``docs/zh/babel.cfg``).
 
 A check's feedback is built from the ``what`` / ``expected`` / ``found`` / ``hint`` a check function hands to a
-:class:`~mcp_teach.exercises.check.Checker` method, and from the fixed sentences ``said(...)`` names. Those texts are
+:class:`~mcp_teach.exercises.check.Checker` method, and from the fixed sentences ``said(...)`` names; what a check
+prints once it passed is what ``say(...)`` prints. Those texts are
 rarely written at the call: a hint comes from a table, a helper's parameter, a branch or a loop. So the extraction
 follows each such argument back through the package's own code (statically, nothing is imported or run):
 
-- the sinks are ``Checker.failure``'s four parameters and ``said``'s first; a function whose parameter reaches a sink
+- the sinks are ``Checker.failure``'s four parameters, ``said``'s first and ``say``'s values (printed as one
+  message: ``say(a, b)`` is read as ``say(f"{a} {b}")``, with its ``sep``); a function whose parameter reaches a sink
   (``Checker.equal``'s ``what``, ``made_capture``'s ``name``) becomes a sink too, as does a function whose return
   value does (``_question_hint``), until nothing changes;
 - an argument is followed through ``a if c else b``, ``a or b``, ``a + b``, names assigned in its function or module
@@ -31,8 +33,13 @@ from pathlib import Path
 
 EXERCISES = Path(__file__).resolve().parents[1] / "mcp_teach" / "exercises"
 PLACEHOLDER = re.compile(r"\{[^{}]*\}")
-#: The parameters every other sink leads to: the feedback's four texts, and a fixed sentence of the checks.
-SINKS = {("Checker", "failure"): {"what", "expected", "found", "hint"}, (None, "said"): {"text"}}
+#: The parameters every other sink leads to: the feedback's four texts, a fixed sentence of the checks, and what a
+#: check prints once it passed.
+SINKS = {
+    ("Checker", "failure"): {"what", "expected", "found", "hint"},
+    (None, "said"): {"text"},
+    (None, "say"): {"values"},
+}
 #: Arguments shown as a value (their repr) rather than as text: ``Checker.true``'s ``found``.
 SHOWN_AS_VALUE = {("Checker", "true"): "found"}
 #: Calls that hand back (an element of) their first argument.
@@ -154,6 +161,9 @@ class Reader:
     def message_arguments(self, call: ast.Call) -> Iterator[tuple[ast.expr, bool]]:
         """The arguments of ``call`` that reach the feedback, each with whether it is shown as a value."""
         for callee in self.callees(call):
+            if (values := callee.node.args.vararg) and values.arg in callee.sinks:
+                yield _printed(call), False
+                continue
             shown = SHOWN_AS_VALUE.get((callee.owner, callee.node.name))
             for name, argument in zip(callee.parameters, call.args, strict=False):
                 if isinstance(argument, ast.Starred):
@@ -364,6 +374,20 @@ class Reader:
             elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
                 for where in _positions(node.target, name):
                     yield self.iterated(node.iter, scope, where + path, seen)
+
+
+def _printed(call: ast.Call) -> ast.expr:
+    """What ``say(...)`` prints, as one expression: its only value, or an f-string of its values joined by its ``sep``
+    (a starred value, ``*also``, is one placeholder)."""
+    if len(call.args) == 1 and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    sep = next((keyword.value for keyword in call.keywords if keyword.arg == "sep"), ast.Constant(" "))
+    parts: list[ast.expr] = []
+    for value in call.args:
+        parts += [sep] if parts else []
+        parts.append(value.value if isinstance(value, ast.Starred) else value)
+    text = [p if isinstance(p, ast.Constant) and isinstance(p.value, str) else ast.FormattedValue(p, -1) for p in parts]
+    return ast.copy_location(ast.JoinedStr(text), call)
 
 
 def _positions(target: ast.expr, name: str) -> Iterator[tuple[int, ...]]:

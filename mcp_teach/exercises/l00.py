@@ -19,6 +19,7 @@ from typing import Any
 
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import CLIENT_TO_SERVER, SERVER_TO_CLIENT
 from mcp_teach.wire.raw_stdio import RawStdioServer
@@ -74,7 +75,7 @@ def call_over_streamable_http(check: Checker, product: Any, http_capture: Any) -
         hint="store result.data, the value your call returned: not the result object, not its text",
     )
     posts = sum(1 for exchange in http_capture.capture.http if exchange.method == "POST")
-    print(f"found: product = {product!r}, {len(http_capture.capture)} messages in {posts} POSTs to {', '.join(paths)}")
+    say(f"found: product = {product!r}, {len(http_capture.capture)} messages in {posts} POSTs to {', '.join(paths)}")
 
 
 @exercise("00.2", answers=("stdio_server", "tool_names"))
@@ -129,7 +130,7 @@ def typed_by_hand(check: Checker, stdio_server: Any, tool_names: Any) -> None:
         found=tool_names,
         hint="take each tool's 'name' from reply['result']['tools']: a tool itself is a dict",
     )
-    print(f"found: {len(sent)} lines sent, {len(received)} received\n       tools {tool_names}")
+    say(f"found: {len(sent)} lines sent, {len(received)} received\n       tools {tool_names}")
 
 
 @exercise("00.3", answers=("sse_capture", "streamable_capture", "sse_methods", "http_methods", "only_sse", "only_http"))
@@ -185,4 +186,4 @@ def two_openings(check: Checker, *answers: Any) -> None:
         found=f"only_sse={sorted(only_sse)}, only_http={sorted(only_http)}",
         hint="use teaching_client's default mode on both; with mode='legacy' streamable HTTP does the handshake too",
     )
-    print(f"found: only over SSE {sorted(only_sse)}\n       only over streamable HTTP {sorted(only_http)}")
+    say(f"found: only over SSE {sorted(only_sse)}\n       only over streamable HTTP {sorted(only_http)}")

@@ -18,6 +18,7 @@ from mcp_teach.exercises.answers import SESSION_HEADER, made_capture, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
 from mcp_teach.exercises.l00 import NEW_IDS, repeated_ids
+from mcp_teach.exercises.language import say
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import Capture
@@ -100,8 +101,8 @@ def handshake_over_http(check: Checker, http_capture: Any, session_header: Any) 
         found=name,
         hint=f"{name!r} comes back too, but names no session: find the header named after MCP",
     )
-    print(f"found: {', '.join(capture.methods())}")
-    print(f"       the session header {name} came back on every later request")
+    say(f"found: {', '.join(capture.methods())}")
+    say(f"       the session header {name} came back on every later request")
 
 
 @exercise("01.2", answers=("classify", "legacy_counts", "modern_counts"))
@@ -157,7 +158,7 @@ def count_and_classify(check: Checker, classify: Any, legacy_counts: Any, modern
             name,
             hint="count classify(wire.message) for every wire in the capture",
         )
-    print("legacy:", dict(legacy_counts), " modern:", dict(modern_counts))
+    say("legacy:", dict(legacy_counts), " modern:", dict(modern_counts))
 
 
 @exercise("01.3", answers=("my_version", "raw", "negotiated"))
@@ -197,7 +198,7 @@ def propose_a_version(check: Checker, my_version: Any, raw: Any, negotiated: Any
         found=negotiated,
         hint="read reply['result']['protocolVersion']: the server decides, and it does not always agree",
     )
-    print(f"asked {my_version}, the server answered {negotiated}")
+    say(f"asked {my_version}, the server answered {negotiated}")
 
 
 @exercise("01.4", answers=("discover_server", "envelope_error", "fixed_reply"))
@@ -255,5 +256,5 @@ def missing_envelope_key(check: Checker, discover_server: Any, envelope_error: A
         hint=f"put {CLIENT_CAPABILITIES} back ({{}} is fine)",
     )
     refusal = f"refused with {envelope_error['code']}: {envelope_error['message']}"
-    print(textwrap.fill(refusal, 116, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
-    print("then accepted; supportedVersions:", fixed_reply["result"]["supportedVersions"])
+    say(textwrap.fill(refusal, 116, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False))
+    say("then accepted; supportedVersions:", fixed_reply["result"]["supportedVersions"])

@@ -25,6 +25,7 @@ from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import capture_answer, listed_tools, results, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.servers.lowlevel_calculator import tool_definitions
 
@@ -140,7 +141,7 @@ def add_a_tool(check: Checker, power_server: Any, power_capture: Any, power_tool
         hint="(-8) ** 0.5 is a complex number, which cannot match the outputSchema (a number), so a client refuses it: "
         "raise ToolError for a negative base with a fractional exponent, as the task says",
     )
-    print(f"listed with 2 required numbers and a wrapped number as output; calculator_power(2, 10) = {values[0].data}")
+    say(f"listed with 2 required numbers and a wrapped number as output; calculator_power(2, 10) = {values[0].data}")
 
 
 @exercise("02.2", answers=("predicted_schema", "notes_capture", "search_schema"))
@@ -181,7 +182,7 @@ def predict_a_schema(check: Checker, predicted_schema: Any, notes_capture: Any, 
         "the other top-level keys of your prediction",
         hint="the root is always an object, and fastmcp forbids arguments it does not know",
     )
-    print("your prediction equals the inputSchema fastmcp publishes for search")
+    say("your prediction equals the inputSchema fastmcp publishes for search")
 
 
 async def _walk_odd_pages(walk_pages: Any) -> Any:
@@ -260,4 +261,4 @@ def walk_the_pages(check: Checker, walk_pages: Any, pages_capture: Any, all_name
         "walk_pages(client) on the check's server: 3 pages of 2, 1 and 1 tools, with the cursors '' and '0'",
         hint="only a page without nextCursor ends the list ('' is a cursor too): assume no page count or page size",
     )
-    print(f"page sizes {page_sizes}, tools {all_names}")
+    say(f"page sizes {page_sizes}, tools {all_names}")

@@ -25,6 +25,7 @@ from mcp_teach.display.call_outcomes import attempt, one_line
 from mcp_teach.exercises.answers import capture_answer, listed_tools, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.servers.calculator import TOOLS, build_calculator_server
 from mcp_teach.servers.explained_errors import ExplainingFastMCP
 from mcp_teach.wire.capture import CaptureTransport
@@ -134,8 +135,8 @@ def structured_tool_error(check: Checker, structured_server: Any, structured_cap
             found=problem and problem.message,
             hint="declare both shapes in the schema: pass output_schema=DIVIDE_OUTPUT_SCHEMA to structured_server.tool",
         )
-    print(f"b = 0: isError true, structuredContent {zero['result']['structuredContent']}")
-    print(f"b = 4: structuredContent {four['structuredContent']}; both conform to divide's outputSchema")
+    say(f"b = 0: isError true, structuredContent {zero['result']['structuredContent']}")
+    say(f"b = 4: structuredContent {four['structuredContent']}; both conform to divide's outputSchema")
 
 
 def reply_kind(capture: Capture, request: WireMessage) -> tuple[str, int | None, str]:
@@ -232,8 +233,8 @@ def two_error_codes(check: Checker, method_not_found: Any, invalid_params: Any, 
         "codes, read from your replies",
         hint="reply['error']['code'] of each reply, in the order you sent them",
     )
-    print(f"error_server answered -32601: {one_line(first[2])}")
-    print(f"and -32602: {one_line(second[2])}")
+    say(f"error_server answered -32601: {one_line(first[2])}")
+    say(f"and -32602: {one_line(second[2])}")
 
 
 async def _retries(add_with_retry: Any) -> dict[Any, tuple[Any, list[Any]]]:
@@ -331,5 +332,5 @@ def retry_with_corrected_arguments(check: Checker, add_with_retry: Any) -> None:
         found=f"{len(calls)} tools/call requests, then {unknown!r}",
         hint="catch ToolError, not every Exception: an unknown tool is a protocol error float() cannot repair",
     )
-    print("('2.5', 1): two calls, 3.5; (2, 3): one call, 5.0; ('three', 1): one call, then ValueError")
-    print("an unknown tool: one call, its MCPError let through")
+    say("('2.5', 1): two calls, 3.5; (2, 3): one call, 5.0; ('three', 1): one call, then ValueError")
+    say("an unknown tool: one call, its MCPError let through")

@@ -21,7 +21,7 @@ from mcp_teach.config import Settings
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.exercises.language import said
+from mcp_teach.exercises.language import said, say
 from mcp_teach.llm.loop import LoopResult, ToolCall, ask
 from mcp_teach.llm.provider import model_name, openai_client
 from mcp_teach.servers.calculator import build_calculator_server
@@ -108,7 +108,7 @@ def a_gate_before_every_call(check: Checker, gated_call: Any, gated: Any) -> Non
     check.true(any(text.startswith("Error") for text in told), "the tool messages the model got",
                expected="a refusal (text starting with 'Error')", found=told,
                hint="the model first asks for calculator_multiply, which is not allowed")  # fmt: skip
-    print(f"tools/call sent: {', '.join(sent) or 'none'}; the model was told: {told[0]}")
+    say(f"tools/call sent: {', '.join(sent) or 'none'}; the model was told: {told[0]}")
 
 
 @exercise("04.2", answers=("remainder_result", "anonymous_result", "build_remainder_server", "build_anonymous_server"))
@@ -184,7 +184,7 @@ def a_tool_the_model_can_use(check: Checker, remainder_result: Any, anonymous_re
         check.equal(found, expected, f"{tool}({', '.join(parameters)}) for {' and '.join(map(str, REMAINDERS))}",
                     hint="the arguments are swapped: the first is divided by the second" if found == expected[::-1]
                     else "compute it from both arguments: a number typed in is right for 17 mod 5 alone")  # fmt: skip
-    print(f"remainder: {remainder_result.answer}\nf: {anonymous_result.answer}")
+    say(f"remainder: {remainder_result.answer}\nf: {anonymous_result.answer}")
 
 
 async def _budget_run(budget_loop: Any, budget: int) -> tuple[Any, int, list[str]]:
@@ -235,4 +235,4 @@ def a_token_budget(check: Checker, budget_loop: Any) -> None:
                     hint="True when the budget ran out while the model still wanted tools")  # fmt: skip
     check.true(re.search(r"\b7\b", result.answer) is not None, "the answer within a large budget",
                expected="the model's answer (7)", found=result.answer, hint="a text reply ends the loop")  # fmt: skip
-    print(f"prompt tokens per round {tokens}: budgets {spent[0]} and {spent[1]} stop after 1 and 2 requests")
+    say(f"prompt tokens per round {tokens}: budgets {spent[0]} and {spent[1]} stop after 1 and 2 requests")

@@ -23,6 +23,7 @@ from mcp_teach.display.json_diff import CaptureDiff, diff_captures
 from mcp_teach.exercises.answers import SESSION_HEADER, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.transports.in_process import serve_http
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.modern_post import modern_post
@@ -95,7 +96,7 @@ def same_calls_over_stdio_and_sse(check: Checker, stdio_capture: Any, sse_captur
     check.instance(my_diff, CaptureDiff, "my_diff", hint="store what diff_captures({...}) returns")
     check.equal(my_diff.names, ("stdio", "sse"), "the names compared in my_diff", hint="stdio first, then sse")
     check.equal(my_diff.identical, True, "my_diff.identical", hint="compare stdio_capture with sse_capture")
-    print(f"found: {my_diff.verdict()}")
+    say(f"found: {my_diff.verdict()}")
 
 
 def _body(reply: httpx2.Response) -> Any:
@@ -219,7 +220,7 @@ def the_handshake_by_hand(check: Checker, handshake_by_hand: Any) -> None:
         found=tools,
         hint="the reply is an event stream: the result is in the data: line of its message event",
     )
-    print(
+    say(
         f"found: initialize 200 (session id issued), initialized 202, tools/list 200 ({len(tools)} tools), "
         "DELETE 200, tools/list 404"
     )
@@ -295,7 +296,7 @@ def encode_a_header_value(check: Checker, header_value: Any) -> None:
             hint="non-ASCII, control characters, leading or trailing whitespace and values that look like the "
             "sentinel are all encoded",
         )
-    print(
+    say(
         f"found: {len(PLAIN_VALUES)} values sent as they are, {len(ENCODED_VALUES)} Base64-encoded; the server "
         "accepted every call"
     )
@@ -343,7 +344,7 @@ def break_the_stdio_framing(
         hint="send both requests to the same raw_server, in one `async with` block: the pretty text, its replies, "
         "then the compact line and its reply",
     )
-    print(
+    say(
         f"found: {pretty_lines} lines → {len(pretty_replies)} replies, each error -32700 with id null; "
         "one line → the initialize result"
     )

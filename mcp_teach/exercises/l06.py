@@ -24,7 +24,7 @@ from typing import Any
 from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.exercises.language import said
+from mcp_teach.exercises.language import said, say
 from mcp_teach.lessons.l06_summary import format_ms
 
 #: The two connections of 06.2.
@@ -142,7 +142,7 @@ def capture_on_and_off(
         found=capture_ratio,
         hint="statistics.median of your own two lists (not the mean), on divided by off",
     )
-    print(f"found: median with the capture / without = {capture_ratio:.2f}")
+    say(f"found: median with the capture / without = {capture_ratio:.2f}")
 
 
 async def _blob_reply(build_blob_server: Callable[[], Any], size: int) -> tuple[list[str], Any]:
@@ -204,7 +204,7 @@ def larger_result(
         f"{transport} {'+' if extra_ms[transport] >= 0 else '-'}{format_ms(abs(extra_ms[transport]))} ms"
         for transport in BLOB_TRANSPORTS
     )
-    print(f"found: {largest:,} characters instead of {smallest:,} cost {found}")
+    say(f"found: {largest:,} characters instead of {smallest:,} cost {found}")
 
 
 @exercise("06.3", answers=("timed", "loop_ms", "tool_call_ms", "llm_ms", "tool_share"))
@@ -269,7 +269,7 @@ def tool_loop_on_the_scale(
         found=tool_share,
         hint="a share of the whole question, between 0 and 1",
     )
-    print(
+    say(
         f"found: the whole ask(...) {format_ms(loop_ms)} ms; {len(tool_call_ms)} tools/call "
         f"{format_ms(sum(tool_call_ms))} ms; {len(llm_ms)} model rounds {format_ms(sum(llm_ms))} ms; "
         f"tools/call share {tool_share:.0%}"

@@ -23,6 +23,7 @@ from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.servers.knowledge import build_knowledge_server
 
 INVALID_PARAMS = -32602
@@ -123,7 +124,7 @@ def day_completion(check: Checker, add_day_completion: Any) -> None:
         elif isinstance(values, str) and "-32603" in values:
             hint = RAISED_HINT
         check.equal(values, expected, f"completion/complete of {argument}={value!r} on the {where}", hint=hint)
-    print(f"{len(COMPLETIONS)} completion requests answered: 'T' -> tuesday, thursday; other arguments get none")
+    say(f"{len(COMPLETIONS)} completion requests answered: 'T' -> tuesday, thursday; other arguments get none")
 
 
 async def _review(server: FastMCP) -> tuple[list[Any], Any, Any]:
@@ -183,7 +184,7 @@ def review_prompt(check: Checker, add_review_prompt: Any) -> None:
         hint="raise fastmcp.exceptions.ValidationError(...) for a day not in notes: fastmcp sends it as -32602; "
         "a KeyError would become -32603",
     )
-    print("review_note: a text, then the note embedded as notes://friday (text/plain); an unknown day -32602")
+    say("review_note: a text, then the note embedded as notes://friday (text/plain); an unknown day -32602")
 
 
 def _priority(resource: mcp_types.Resource) -> float:
@@ -293,4 +294,4 @@ def context_choice(check: Checker, choose_context: Any) -> None:
         _choose(check, choose_context, knowledge, budget, f"choose_context(<the knowledge server's list>, {budget})")
     for what, resources, budget in OWN_LISTS:
         _choose(check, choose_context, resources, budget, f"choose_context(<a list of the check's>, {budget}): {what}")
-    print(f"budget 3000 on the knowledge server: {', '.join(expected_context(knowledge, 3000))}")
+    say(f"budget 3000 on the knowledge server: {', '.join(expected_context(knowledge, 3000))}")

@@ -26,6 +26,7 @@ from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import replies, result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
+from mcp_teach.exercises.language import say
 from mcp_teach.lessons.l08_connect import LowLevelMemoryTransport
 from mcp_teach.lessons.l08_double_import import run_package
 from mcp_teach.servers.calculator import build_calculator_server
@@ -194,7 +195,7 @@ def power_tool(check: Checker, power_server: Any) -> None:
         hint="calculate(name, arguments) raises MCPError(-32602) for an unknown name: let it through",
     )
     refused = sum(expected is None for _, expected in POWER_CALLS)
-    print(f"power_server: 5 tools; the schema refuses (-8) ** 0.5; 2 ** 10 = 1024.0; {refused} bad calls get isError")
+    say(f"power_server: 5 tools; the schema refuses (-8) ** 0.5; 2 ** 10 = 1024.0; {refused} bad calls get isError")
 
 
 DIVIDE = "calculator_divide"
@@ -308,7 +309,7 @@ def output_schema_kept(check: Checker, structured_server: Any) -> None:
             f"your structuredContent for 1 / 4 against fastmcp's ({era})",
             hint="fastmcp wraps a bare value as {'result': value}",
         )
-    print(f"structured_server: calculator_divide keeps an object outputSchema with {structured}, in both eras")
+    say(f"structured_server: calculator_divide keeps an object outputSchema with {structured}, in both eras")
 
 
 @exercise("08.3", answers=("fixed_files",))
@@ -348,4 +349,4 @@ def fixed_registry(check: Checker, fixed_files: Any) -> None:
         hint="every module must register into the same TOOLS: one registry module that main.py and tools.py "
         "both import",
     )
-    print(f"python -m calc.main: main.py loaded once, tools/list answers {', '.join(run.listed)}")
+    say(f"python -m calc.main: main.py loaded once, tools/list answers {', '.join(run.listed)}")

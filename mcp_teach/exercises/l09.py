@@ -23,6 +23,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.servers.assistant import build_assistant_server
 from mcp_teach.wire.capture import CaptureTransport
 from mcp_teach.wire.messages import SERVER_TO_CLIENT, Capture
@@ -96,7 +97,7 @@ def tool_that_elicits(check: Checker, build_greeter: Any) -> None:
     said, _ = run_sync(_greet_twice(build_greeter(), "auto", OTHER_GREETINGS))
     check.equal(said, [text for _, text in OTHER_GREETINGS], "what greet returned after 'Grace', then a cancel",
                 hint="greet whatever name the user typed; a cancel, like a decline, carries no content")  # fmt: skip
-    print(f"greet said {' then '.join(text for _, text in GREETINGS)} ({'; '.join(found)})")
+    say(f"greet said {' then '.join(text for _, text in GREETINGS)} ({'; '.join(found)})")
 
 
 def _no_total_server() -> FastMCP:
@@ -149,7 +150,7 @@ def progress_handler(check: Checker, on_progress: Any, progress_lines: Any) -> N
         "progress_lines after a tool that reports no total",
         hint="total is None when the server sends none; progress arrives as a float (1.0) and the line shows 1",
     )
-    print(f"count_slowly -> {counted}; no total -> {crawled}")
+    say(f"count_slowly -> {counted}; no total -> {crawled}")
 
 
 def _every_level_server() -> FastMCP:
@@ -211,4 +212,4 @@ def errors_only(check: Checker, build_backup: Any, keep_errors: Any, errors: Any
         "errors after a tool that logs once at each of the eight levels",
         hint="error is not the most severe level: the table in section 7 lists them in order",
     )
-    print(f"backup: kept 'disk full', not 'starting backup'; of eight levels kept {', '.join(SEVERE)}")
+    say(f"backup: kept 'disk full', not 'starting backup'; of eight levels kept {', '.join(SEVERE)}")

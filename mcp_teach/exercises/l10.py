@@ -27,6 +27,7 @@ from mcp_teach.display.call_outcomes import attempt
 from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
+from mcp_teach.exercises.language import say
 from mcp_teach.llm.openai_tools import is_openai_name
 from mcp_teach.servers.calculator import build_calculator_server
 from mcp_teach.transports.in_process import serve_http
@@ -132,7 +133,7 @@ def check_find_clashes(c: Checker, find_clashes: Any) -> None:
     total = sum(len(tools) for tools in listed.values())
     c.equal(len(offered), total - hidden, "tools fastmcp's router offers", hint="one per clash is kept")
     for name, owners in found.items():
-        print(f"{name}: {', '.join(owners)} (fastmcp's router offers it once and hides {len(owners) - 1})")
+        say(f"{name}: {', '.join(owners)} (fastmcp's router offers it once and hides {len(owners) - 1})")
 
 
 def _power(a: float, b: float) -> float:
@@ -198,7 +199,7 @@ def check_divide_only(c: Checker, divide_only: Any) -> None:
     )
     refused = isinstance(added, Exception) or added.is_error
     c.true(refused, "calculator_add(1, 2)", expected="refused", found=added, hint="include_tags filters calls too")
-    print(f"offered {names}; calculator_divide(1, 4) = {divided.data}; calculator_add refused")
+    say(f"offered {names}; calculator_divide(1, 4) = {divided.data}; calculator_add refused")
 
 
 @exercise("10.3", answers=("provider_name",))
@@ -231,4 +232,4 @@ def check_provider_name(c: Checker, provider_name: Any) -> None:
         "a short, clean name is kept as it is",
         hint="server + '_' + tool when that already fits",
     )
-    print(f"{len(names)} names as the scheme gives them: all fit OpenAI's rule, none clash")
+    say(f"{len(names)} names as the scheme gives them: all fit OpenAI's rule, none clash")

@@ -22,7 +22,7 @@ from mcp_teach.config import Settings
 from mcp_teach.exercises.answers import CheckTimedOut, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker
-from mcp_teach.exercises.language import said
+from mcp_teach.exercises.language import said, say
 from mcp_teach.llm.anthropic_format import to_anthropic_tools
 from mcp_teach.llm.errors import LLMError
 from mcp_teach.llm.loop import ask
@@ -76,8 +76,8 @@ def check_messages_tools(c: Checker, messages_tools: Any) -> None:
                 hint="one definition per OpenAI tool, in the same order" if tool.get("name") != want["name"] else
                 f"the keys {odd} differ: a description only where the OpenAI one has it, parameters as input_schema"
                 if odd else "name and description as they are; function.parameters becomes input_schema")  # fmt: skip
-    print(f"{len(found)} tools (two servers' and one without a description): the same name, description and schema, "
-          "only the envelope changed")  # fmt: skip
+    say(f"{len(found)} tools (two servers' and one without a description): the same name, description and schema, "
+        "only the envelope changed")  # fmt: skip
 
 
 def _dump(value: Any) -> Any:
@@ -135,7 +135,7 @@ def check_by_hand(c: Checker, by_hand_messages: Any, by_hand: Any) -> None:
     resent = run_sync(_resend(messages))
     c.equal(resent.get("stop_reason"), "end_turn", "the offline model's reply to your messages",
             hint="send them again: the model must answer, not call a tool")  # fmt: skip
-    print(f"tool_use {uses[0]['id']} answered by a tool_result in a user turn; the model said: {text}")
+    say(f"tool_use {uses[0]['id']} answered by a tool_result in a user turn; the model said: {text}")
 
 
 async def _tool_text(name: str, arguments: dict[str, Any]) -> str:
@@ -213,4 +213,4 @@ def check_rate_limited(c: Checker, rate_limited_app: Any, rate_limit_message: An
     ours = _in_time(_through(rate_limited_app)) or "(no answer in time)"
     c.contains(ours, "(HTTP 429)", "what the loop says when the check asks through your app",
                hint="every POST /v1/chat/completions must get the 429")  # fmt: skip
-    print(f"HTTP 429 rate_limit_exceeded -> {rate_limit_message.split(' (HTTP')[0]} (HTTP 429).")
+    say(f"HTTP 429 rate_limit_exceeded -> {rate_limit_message.split(' (HTTP')[0]} (HTTP 429).")

@@ -27,6 +27,7 @@ from mcp_teach.client import teaching_client
 from mcp_teach.exercises.answers import result_text, run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import Checker, described
+from mcp_teach.exercises.language import say
 from mcp_teach.servers.gates import ANY_TIME
 from mcp_teach.servers.notes import build_notes_server
 from mcp_teach.servers.untrusted import build_untrusted_server
@@ -121,7 +122,7 @@ def short_notes_gate(check: Checker, ShortNotes: Any) -> None:
         "isError of read_note (the gate must let other tools through)",
         hint="for every other tool: return await call_next(context)",
     )
-    print(
+    say(
         f"ShortNotes({LIMIT}): {LIMIT} characters saved, {LIMIT + 1} refused (isError true) before anything was "
         "written; read_note unaffected"
     )
@@ -202,7 +203,7 @@ def no_traversal(check: Checker, safe_note_path: Any) -> None:
             "the files in the check's folder afterwards",
             hint="safe_note_path only computes a path: it must not create files",
         )
-    print(
+    say(
         f"{len(VALID_TITLES)} valid titles gave paths in the folder; {len(BAD_TITLES)} traversal attempts or bad "
         "names and 1 planted symlink raised ValueError"
     )
@@ -295,7 +296,7 @@ def rug_pull_detector(check: Checker, changed_tools: Any) -> None:
         "changed_tools with several changes",
         hint="return the names sorted",
     )
-    print(
+    say(
         "rug pull: ['add']; reordered, unchanged or removed: []; new argument, new tool, new description: "
         "flagged, sorted"
     )

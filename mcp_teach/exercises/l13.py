@@ -45,7 +45,7 @@ from mcp_teach.course.conformance import WIDTH, ConformanceError, ScenarioResult
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import FEEDBACK, Checker, ExerciseFailed, described
-from mcp_teach.exercises.language import said
+from mcp_teach.exercises.language import said, say
 from mcp_teach.servers import capstone
 
 #: The capstone's steps in the order :func:`~mcp_teach.servers.capstone.build_capstone_server` adds them.
@@ -611,7 +611,7 @@ def _register(exercise_id: str) -> None:
     @exercise(exercise_id, answers=(step.answer,))
     def step_passes(check: Checker, function: Any) -> None:
         reports, also = judge(check, step, function)
-        print(_passed(reports), *also, sep="\n")
+        say(_passed(reports), *also, sep="\n")
 
 
 for _exercise_id in EXERCISES:

@@ -32,6 +32,7 @@ from fastmcp.exceptions import ToolError
 from mcp_teach.exercises.answers import run_sync
 from mcp_teach.exercises.catalogue import exercise
 from mcp_teach.exercises.check import ANSI, Checker, described
+from mcp_teach.exercises.language import say
 from mcp_teach.lessons.l14_cell_tests import CellTestRun, run_cell_tests
 from mcp_teach.servers import github_facts
 from mcp_teach.servers.github_facts import API_URL_VARIABLE, github_error
@@ -114,7 +115,7 @@ def refusal_explained(check: Checker, explain_refusal: Any) -> None:
             f"explain_refusal for {scenario} ({response.status_code})",
             hint="for any status but 451, return github_error(response, repository)",
         )
-    print("451 explained as a legal block; 403 rate-limited, 403 forbidden and 404 left to github_error")
+    say("451 explained as a legal block; 403 rate-limited, 403 forbidden and 404 left to github_error")
 
 
 def unchecked_repository_path(repository: str) -> str:
@@ -176,7 +177,7 @@ def bad_names_are_tested(check: Checker, source: Any) -> None:
         "no request (github.requests == []), with GITHUB_API_URL pointing at that replay (monkeypatch.setenv), or "
         "that the message says the name 'is not a repository'",
     )
-    print("your tests pass on the tool and fail on its twin that sends any name to GitHub")
+    say("your tests pass on the tool and fail on its twin that sends any name to GitHub")
 
 
 #: ``${input:id}``: a value VS Code asks the user for (and keeps in its secret storage).
@@ -283,4 +284,4 @@ def host_config_starts(check: Checker, config: Any) -> None:
         )
     for name in ("test_simple_text", "github_repository"):
         check.contains(tools, name, "the tools the started server lists", hint="the command must start the capstone")
-    print(f"the entry starts the capstone over stdio: {len(tools)} tools, github_repository among them")
+    say(f"the entry starts the capstone over stdio: {len(tools)} tools, github_repository among them")

@@ -7,7 +7,8 @@ file, the one translators and reviewers edit, cannot drift from what runs), and 
 messages reads in a fraction of a second, once.
 
 A message with ``{placeholders}`` (an f-string of a check) translates any text it matches: what stood in each
-placeholder is carried into the translation, translated too when it is a message of its own.
+placeholder is carried into the translation, translated too when it is a message of its own. ``say(...)`` prints
+one message so: a summary of several lines or values is translated whole.
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ def said(text: str, **values: str) -> str:
         catalog = _catalog(language)
         text = catalog[0].get(text, text) if values else _translated(text, catalog)
     return text.format(**values) if values else text
+
+
+def say(*values: object, sep: str = " ") -> None:
+    """``print`` in the lesson's language, for what a check shows once it passed; an English lesson's output is
+    ``print``'s, byte for byte (nbval compares the stored outputs)."""
+    print(said(sep.join(map(str, values))))
 
 
 def _translated(text: str, catalog: Catalog) -> str:
