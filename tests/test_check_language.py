@@ -2,8 +2,9 @@
 check Chinese, from a gettext catalog Babel keeps in step with the checks (docs/zh/checks-catalog.md).
 
 The catalog holds exactly the messages Babel extracts from ``mcp_teach/exercises`` (``docs/zh/babel.cfg``), each
-translated, not fuzzy, with the same placeholders; real failing checks of lessons 01, 03 and 05 speak Chinese in a
-Chinese lesson and are unchanged in an English one; grading scores a Chinese lesson as it scores an English one.
+translated, not fuzzy, with the same placeholders; real failing checks of lessons 01, 03 and 05, and the summary a
+passed check prints, speak Chinese in a Chinese lesson and are unchanged in an English one; grading scores a Chinese
+lesson as it scores an English one.
 """
 
 from __future__ import annotations
@@ -102,13 +103,16 @@ def test_a_hint_without_a_translation_fails_the_catalog_test_and_so_does_a_stale
     copied = tmp_path / "exercises"
     shutil.copytree(EXERCISES, copied, ignore=shutil.ignore_patterns("__pycache__"))
     new_hint = "a hint written today that nobody has translated yet"
+    new_summary = "{x} summaries printed today: {', '.join(names)}"
     with (copied / "l01.py").open("a", encoding="utf-8") as module:
         module.write(
             f'\n\ndef _extra(check: Checker, x: Any) -> None:\n    check.equal(x, 1, "my_x", hint="{new_hint}")\n'
+            "    names = sorted(x)\n"
+            '    say(x, "summaries printed today:", ", ".join(names))\n'
         )
     found = extracted(copied, tmp_path / "checks.pot")
-    assert found == messages | {new_hint}
-    assert problems(found, read_catalog()) == [f"not in the catalog: {new_hint!r}"]
+    assert found == messages | {new_hint, new_summary}
+    assert problems(found, read_catalog()) == [f"not in the catalog: {s!r}" for s in sorted({new_hint, new_summary})]
     stale = "the ids of the two replies"
     assert problems(messages - {stale}, read_catalog()) == [f"no longer extracted: {stale!r}"]
     catalog = read_catalog()
@@ -123,6 +127,8 @@ def test_the_extraction_follows_tables_helpers_and_f_strings(messages):
     assert "'none of that name'" in messages  # Checker.true shows its found as a value
     assert "the task above says what {what} should be" in messages  # the fallback hint
     assert "✔ Exercise {id} passed" in messages
+    assert "legacy: {dict(legacy_counts)}  modern: {dict(modern_counts)}" in messages  # say's values, joined
+    assert "found: {len(sent)} lines sent, {len(received)} received\n       tools {tool_names}" in messages
     assert not any(text in messages for text in ("http_capture", "samples_on[{number}]", "{', '.join(names)}"))
 
 
@@ -234,18 +240,44 @@ def test_the_fallback_hint_and_the_words_of_found_speak_chinese(chinese):
     assert failed.value.lines[1:3] == ("  期望：一个名为 'x' 的头", "  实际：'没有这个名字的头'")
 
 
-def test_passed_and_not_attempted_speak_chinese(chinese, capsys):
-    def classify(message: dict) -> str:
-        return truthy_classify({**message, "id": True} if "id" in message else message)
+def classified(message: dict) -> str:
+    """01.2's answer: an id of 0 is still an id."""
+    return truthy_classify({**message, "id": True} if "id" in message else message)
 
+
+def test_passed_and_not_attempted_speak_chinese(chinese, capsys):
     counts = {"legacy_counts": kinds(legacy_handshake()), "modern_counts": kinds(modern_opening())}
-    check("01.2", {"classify": classify, **counts})
+    check("01.2", {"classify": classified, **counts})
     assert "✔ 练习 01.2 通过" in capsys.readouterr().out
     check("01.3", {})
     printed = capsys.readouterr().out
     assert printed.startswith(
         "练习 01.3 — 尚未作答：在上面的单元格里写下你的答案，让它定义 `my_version`, `raw`, `negotiated`，"
     )
+
+
+def test_a_passed_check_prints_its_summary_in_the_lesson_language(capsys):
+    """01.2's summary, two dicts between two words: data as it is, the words in the lesson's language."""
+    counts = {"legacy_counts": kinds(legacy_handshake()), "modern_counts": kinds(modern_opening())}
+    legacy, modern = "{'request': 1, 'response': 1, 'notification': 1}", "{'request': 2, 'response': 2}"
+    check("01.2", {"classify": classified, **counts})
+    assert capsys.readouterr().out == f"legacy: {legacy}  modern: {modern}\n✔ Exercise 01.2 passed\n"  # as stored
+    set_lesson_language("zh")
+    try:
+        check("01.2", {"classify": classified, **counts})
+    finally:
+        set_lesson_language("en")
+    assert capsys.readouterr().out == f"旧式：{legacy}  新式：{modern}\n✔ 练习 01.2 通过\n"
+
+
+def test_say_prints_as_print_does_in_an_english_lesson(capsys):
+    from mcp_teach.exercises.language import say
+
+    for values, sep in [(("found: 3 lines sent,", 2, "received\n       tools", ["a"]), " "), (("x", None, 1.5), "\n")]:
+        print(*values, sep=sep)
+        expected = capsys.readouterr().out
+        say(*values, sep=sep)
+        assert capsys.readouterr().out == expected
 
 
 def test_an_english_lesson_never_reads_the_catalog(monkeypatch):
