@@ -11,6 +11,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from fastmcp import FastMCP
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from mcp_teach.exercises.catalogue import GRADING_VARIABLE, check, expectations
@@ -220,3 +221,15 @@ def assert_not_attempted(exercise_id: str, capsys: Any, monkeypatch: Any) -> Non
     monkeypatch.setenv(GRADING_VARIABLE, "autograde")
     with pytest.raises(ExerciseNotAttempted):
         check(exercise_id, {})
+
+
+def build_remainder_server() -> FastMCP:
+    """Exercise 04.2's server, solved: a tool the model finds by its description."""
+    server = FastMCP("remainder-tools", version="1.0.0")
+
+    @server.tool
+    def remainder(dividend: float, divisor: float) -> float:
+        """The remainder of dividend divided by divisor (dividend mod divisor)."""
+        return dividend % divisor
+
+    return server

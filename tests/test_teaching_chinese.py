@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from exercise_support import build_remainder_server
 from fastmcp import FastMCP
 from fastmcp.server.transforms import ResourcesAsTools
 
@@ -118,18 +119,6 @@ def test_a_calculator_question_in_chinese_makes_the_same_calls_and_answers_in_ch
 def test_what_a_chinese_learner_types(run, question: str) -> None:
     result = run(_ask, question, build_calculator_server())
     assert (calls(result), result.answer) == VARIANTS[question]
-
-
-def build_remainder_server() -> FastMCP:
-    """Exercise 04.2's server: a tool the model finds by its description."""
-    server = FastMCP("remainder-tools", version="1.0.0")
-
-    @server.tool
-    def remainder(dividend: float, divisor: float) -> float:
-        """The remainder of dividend divided by divisor (dividend mod divisor)."""
-        return dividend % divisor
-
-    return server
 
 
 @pytest.mark.parametrize("question", [CHINESE["What is 17 mod 5?"], "17 除以 5 余几", "What is 17 mod 5?"])

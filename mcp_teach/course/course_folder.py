@@ -160,15 +160,15 @@ def carry_out(plan: Plan, source: Path, update: bool) -> list[str]:
     written = plan.new + plan.changed if plan.first_copy or update else []
     if not written:
         return []
-    manifest = read_manifest(plan.folder) or {}
+    manifest, files = read_manifest(plan.folder) or {}, course_files(source)
     try:
         (plan.folder / SOLUTIONS).mkdir(parents=True, exist_ok=True)
         try:
             for name in written:
-                write_file(plan.folder / name, (source / name).read_bytes())
-                manifest[name] = digest(source / name)
+                write_file(plan.folder / name, files[name].read_bytes())
+                manifest[name] = digest(files[name])
         finally:  # what was copied is recorded even when a later file fails
-            manifest.update({name: digest(source / name) for name in plan.current})
+            manifest.update({name: digest(files[name]) for name in plan.current})
             text = json.dumps({"mcp-teach": mcp_teach.__version__, "files": dict(sorted(manifest.items()))}, indent=1)
             write_file(plan.folder / MANIFEST, f"{text}\n".encode())
     except OSError as error:
