@@ -7,7 +7,7 @@ each lesson in its own tab. Checked: no cell shows an error except cells tagged 
 changes the message shown, and elicitation forms (lesson 09) are rendered with their Accept / Decline / Cancel
 buttons. Screenshots go to artifacts/browser/.
 
-nbval runs every lesson on every test run; this test runs the lessons whose outputs only a browser can check
+nbval runs every solved lesson on every test run; this test runs the lessons whose outputs only a browser can check
 (:data:`BROWSER_LESSONS`: the first lesson, the explorer and diagrams of 01, the trace diagram of 04, the forms of 09,
 and 12, the one with most cells), which between them use everything checked below (a test keeps that so).
 ``MCP_TEACH_BROWSER_LESSONS=all`` runs every lesson.

@@ -136,14 +136,14 @@ def test_the_extraction_follows_tables_helpers_and_f_strings(messages):
 
 
 def test_setup_notebook_records_the_language_and_refuses_an_unknown_one():
-    try:
-        setup_notebook(language="zh")
-        assert lesson_language() == "zh"
-        with pytest.raises(ConfigError, match=r"language='fr' is not known: the checks speak 'en', 'zh'"):
-            setup_notebook(language="fr")
-        assert lesson_language() == "zh"
-    finally:
-        setup_notebook()
+    """Recorded in a fresh interpreter, as in a kernel: ``setup_notebook`` changes asyncio for its whole process, which
+    would leak into the tests that run after it here. A refused language changes nothing, so that part runs here."""
+    code = "from mcp_teach.notebook_setup import setup_notebook as s; from mcp_teach.config import lesson_language as l"
+    code += "; s(language='zh'); print(l())"
+    recorded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert recorded.stdout == "zh\n"
+    with pytest.raises(ConfigError, match=r"language='fr' is not known: the checks speak 'en', 'zh'"):
+        setup_notebook(language="fr")
     assert lesson_language() == "en"
 
 

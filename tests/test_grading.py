@@ -30,6 +30,7 @@ from mcp_teach.exercises.student_copy import plan_copies, student_notebook, writ
 
 MCP_TEACH = str(Path(sys.executable).with_name("mcp-teach"))  # the console script next to the interpreter
 SOLVED = Path(__file__).resolve().parent.parent / "notebooks" / "solutions"
+NOTEBOOKS = SOLVED.parent  # the blank lessons
 CHILD = "import subprocess, sys\nchild = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
 #: The classroom's cell time limit: the endless cells are interrupted after it; no other cell comes near it, even on a
 #: busy machine.
@@ -65,6 +66,10 @@ def gone(pid: int) -> bool:
 def lessons_with_exercises() -> list[Path]:
     """The solved lessons (notebooks/solutions/) that have exercises."""
     return [path for path in lesson_notebooks(SOLVED) if '"exercise:' in path.read_text(encoding="utf-8")]
+
+
+def _sources(path: Path) -> list[str]:
+    return [cell.source for cell in nbformat.read(path, as_version=4).cells]
 
 
 def _check_cells(path: Path) -> list[nbformat.NotebookNode]:
@@ -146,6 +151,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
         result=SimpleNamespace(code=classroom.returncode, out=out, err=err),
         rows=read_csv(csv_path),
         student=[graded[copies / path.name] for path in lessons],
+        copies=[copies / path.name for path in lessons],
         teaching=[graded[path] for path in unvouched],
     )
 
@@ -314,6 +320,11 @@ def test_the_solved_lessons_whose_check_outputs_nbval_ignores_pass_when_graded(r
 
 
 def test_student_copies_of_the_lessons_stop_only_at_the_exercises(runs):
+    """Each copy is the blank lesson students open (its code cells, byte for byte): graded here, every blank lesson
+    runs top to bottom on every test run, which nbval does not repeat (pyproject's addopts)."""
+    for copy_path, lesson in zip(runs.copies, lessons_with_exercises(), strict=True):
+        blank = NOTEBOOKS / lesson.name
+        assert _sources(copy_path) == _sources(blank), f"the student copy of {lesson.name} is not {blank}"
     for graded in runs.student:
         assert graded.grades and not graded.notes, graded.notes
         for grade in graded.grades:
