@@ -319,3 +319,25 @@ def test_grading_scores_a_chinese_lesson_as_an_english_one(tmp_path, monkeypatch
     assert messages["01.2"].startswith("练习 01.2 — ") and "期望" in messages["01.2"]
     assert "尚未作答" in messages["01.3"]
     assert english.grades[1].message.startswith("Exercise 01.2 — ")
+
+
+# A question a check compares, in the lesson's language
+
+
+def by_hand(question: str) -> dict:
+    """Exercise 11.2's answer, right but for the question it sends."""
+    use = {"type": "tool_use", "id": "toolu_1_0", "name": "calculator_multiply", "input": {"a": 6, "b": 7}}
+    result = {"type": "tool_result", "tool_use_id": "toolu_1_0", "content": "42.0"}
+    messages = [{"role": "user", "content": question}, {"role": "assistant", "content": [use]}]
+    reply = {"stop_reason": "end_turn", "content": [{"type": "text", "text": "6 × 7 = 42."}]}
+    return {"by_hand_messages": [*messages, {"role": "user", "content": [result]}], "by_hand": reply}
+
+
+@pytest.mark.wrong_answer("11.2")
+@pytest.mark.parametrize("asked", ["What is 6 times 7?", "6 乘以 7 是多少？", "6 乘以 7 等于几"])
+def test_a_chinese_lesson_expects_its_own_question_word_for_word(chinese, capsys, asked):
+    """Exercise 11.2 in Chinese asks 6 乘以 7 等于几？: the English question, or a near one, fails and says which."""
+    lines = failure("11.2", by_hand(asked)).lines
+    assert lines[0] == "练习 11.2 — by_hand_messages[0]" and "6 乘以 7 等于几？" in lines[1], lines
+    check("11.2", by_hand("6 乘以 7 等于几？"))
+    assert "✔ 练习 11.2 通过" in capsys.readouterr().out
