@@ -56,9 +56,9 @@ def lab(args: argparse.Namespace) -> int:
 
 
 def _course_to_open(language: str) -> Path:
-    from mcp_teach.course.course_folder import MANIFEST, copy_course, default_folder, first_lesson
+    from mcp_teach.course.course_folder import MANIFEST, copy_course, default_folder, edition, first_lesson
 
-    clone = Path("notebooks") if language == "en" else Path("notebooks", language)
+    (clone,) = edition((Path("notebooks"),), language)
     if first_lesson(clone):
         return clone
     if Path(MANIFEST).is_file():

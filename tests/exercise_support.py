@@ -233,3 +233,14 @@ def build_remainder_server() -> FastMCP:
         return dividend % divisor
 
     return server
+
+
+def build_anonymous_server() -> FastMCP:
+    """Exercise 04.2's other server: the same computation behind a name and no description, which the model skips."""
+    server = FastMCP("anonymous-tools", version="1.0.0")
+
+    @server.tool
+    def f(x: float, y: float) -> float:
+        return x % y
+
+    return server

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from exercise_support import build_remainder_server, failed_with
+from exercise_support import build_anonymous_server, build_remainder_server, failed_with
 from fastmcp import Client, FastMCP
 
 from mcp_teach.client import teaching_client
@@ -25,16 +25,6 @@ OFFLINE = Settings()
 EXERCISES = ("04.1", "04.2", "04.3")
 ALLOWED = {"calculator_add", "calculator_subtract"}
 CHAIN = "multiply 3 by 4, then subtract 5"
-
-
-def build_anonymous_server() -> FastMCP:
-    server = FastMCP("anonymous-tools", version="1.0.0")
-
-    @server.tool
-    def f(x: float, y: float) -> float:
-        return x % y
-
-    return server
 
 
 async def _ask(question: str, server: FastMCP | None = None, execute: Any = call_tool) -> LoopResult:

@@ -65,11 +65,11 @@ def course_files(source: Path) -> dict[str, Path]:
     then the two files nbval runs them with)."""
     tours = [path for path in (source / TOUR, source / SOLUTIONS / TOUR) if path.is_file()]
     found = [*tours[:1], *sorted(source.glob(LESSONS)), *tours[1:], *sorted((source / SOLUTIONS).glob(LESSONS))]
+    files = {path.relative_to(source).as_posix(): path for path in found}
     for name in TEST_FILES:  # a translation's folder shares the English one's (``notebooks/zh`` → ``notebooks``)
-        found += [path for path in (source / name, source.parent / name) if path.is_file()][:1]
-    return {
-        (path.name if path.parent == source.parent else path.relative_to(source).as_posix()): path for path in found
-    }
+        if shared := next((path for path in (source / name, source.parent / name) if path.is_file()), None):
+            files[name] = shared
+    return files
 
 
 def digest(path: Path) -> str:
