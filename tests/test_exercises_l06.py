@@ -167,8 +167,12 @@ def test_06_1_microseconds_instead_of_ms_fail(capture_answers):
 
 @pytest.mark.wrong_answer("06.1")
 def test_06_1_calls_back_to_back_instead_of_taking_turns_fail(capture_answers):
-    replay = without_turns(capture_answers["captured"])
-    failed_with("06.1", {**capture_answers, "captured": replay}, "longest pause", "take turns")
+    replay = without_turns(capture_answers["captured"])  # its samples: each call's time on the wire, back to back
+    timed = replay.capture.requests("tools/call")[-len(capture_answers["samples_on"]) :]
+    samples_on = [(replay.capture.response_to(request).at - request.at) * 1000 for request in timed]
+    ratio = statistics.median(samples_on) / statistics.median(capture_answers["samples_off"])
+    answers = {**capture_answers, "captured": replay, "samples_on": samples_on, "capture_ratio": ratio}
+    failed_with("06.1", answers, "longest pause", "take turns")
 
 
 def _ratio(on: list[float], off: list[float], how: str) -> float:
